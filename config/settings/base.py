@@ -1,0 +1,167 @@
+"""Settings shared by every environment, read from the environment (django-environ).
+
+With no environment at all MOSaic runs embedded: SQLite under var/ and Celery
+tasks executed in-process. Setting DATABASE_URL and CELERY_BROKER_URL switches to
+PostgreSQL and Redis.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(environ.Env().str("MOSAIC_VAR_DIR", default=str(BASE_DIR / "var")))
+
+env = environ.Env()
+env_file = BASE_DIR / ".env"
+if env_file.exists():
+    environ.Env.read_env(str(env_file))
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="insecure-embedded-default-key-change-me")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "annotation",
+    "quality",
+    "media_pipeline",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# A persistent connection is checked before use, so a database restart costs no request.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DATABASE_CONN_HEALTH_CHECKS", default=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_URL = "/media/"
+MEDIA_ROOT = Path(env.str("MOSAIC_MEDIA_ROOT", default=str(VAR_DIR / "media")))
+# Videos are uploaded through the admin and the API; the limit is per file.
+MOSAIC_MAX_UPLOAD_BYTES = env.int("MOSAIC_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Local directory of metric checkpoints (CLIP, DINO); nothing is ever downloaded.
+MOSAIC_WEIGHTS_DIR = Path(env.str("MOSAIC_WEIGHTS_DIR", default=str(VAR_DIR / "weights")))
+# sha256 of each weight file, relative to MOSAIC_WEIGHTS_DIR, pinned by whoever installs
+# the weights: "clip/model.safetensors=<sha256>,dino/model.safetensors=<sha256>".
+MOSAIC_WEIGHT_SHA256 = env.dict("MOSAIC_WEIGHT_SHA256", default={})
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotation.api.exception_handler.application_exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MOSaic API",
+    "DESCRIPTION": "Subjective video-quality studies: rating, progress, analysis and exports.",
+    "VERSION": "1.0.0",
+}
+
+# Celery. Without a broker the embedded default runs tasks in-process (eagerly):
+# a deliberate mode for the single-command demo, never a silent fallback when a
+# configured broker is down.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = "memory://"  # never contacted: every task runs eagerly
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "media_pipeline.tasks.transcode_stimulus": {"queue": "media"},
+    "media_pipeline.tasks.score_stimulus": {"queue": "gpu"},
+}
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = False  # set per task: only idempotent tasks ack late
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Longer than the longest task (a transcode is limited to 30 minutes), so Redis
+# does not hand a running task to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("MOSAIC_VISIBILITY_TIMEOUT_S", default=2 * 3600)
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stale-jobs": {"task": "media_pipeline.tasks.requeue_stale", "schedule": 120},
+    "analyse-running-studies": {
+        "task": "quality.tasks.analyse_running_studies",
+        "schedule": env.int("MOSAIC_ANALYSIS_EVERY_S", default=900),
+    },
+}
+
+CACHES = {
+    "default": env.cache("CACHE_URL", default="locmemcache://mosaic"),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("MOSAIC_LOG_LEVEL", default="INFO")},
+}
+MOSAIC_TRANSCODE_TIMEOUT_S = env.int("MOSAIC_TRANSCODE_TIMEOUT_S", default=25 * 60)
+MOSAIC_LOGIN_MAX_FAILURES = env.int("MOSAIC_LOGIN_MAX_FAILURES", default=5)
+MOSAIC_LOGIN_LOCKOUT_S = env.int("MOSAIC_LOGIN_LOCKOUT_S", default=15 * 60)

@@ -1,0 +1,25 @@
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from frontend.auth import ThrottledLoginView
+from frontend.urls import media_urlpatterns, rater_urlpatterns
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("annotation.api.urls")),
+    path("api/", include("quality.urls")),
+    *media_urlpatterns,
+    *rater_urlpatterns(),
+    path("", include("frontend.urls")),
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.STATIC_URL, document_root=settings.STATIC_ROOT)
