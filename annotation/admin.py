@@ -1,0 +1,298 @@
+"""The Django admin, set up for study admins: search, filters and inlines."""
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count, Q
+
+from annotation.models import (
+    Assignment,
+    Dimension,
+    ExpertScore,
+    Participation,
+    Payment,
+    QualificationAnswer,
+    Rater,
+    Rating,
+    Session,
+    SessionItem,
+    Stimulus,
+    Study,
+    TutorialPair,
+)
+
+
+class DimensionInline(admin.TabularInline):
+    model = Dimension
+    extra = 0
+
+
+class ExpertScoreInline(admin.TabularInline):
+    model = ExpertScore
+    extra = 0
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "slug",
+        "state",
+        "stimulus_count",
+        "processing",
+        "session_count",
+        "created_at",
+    )
+    list_filter = ("state",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = [DimensionInline]
+    fieldsets = (
+        (None, {"fields": ("name", "slug", "state", "instructions", "consent_text")}),
+        (
+            "Sessions",
+            {
+                "fields": (
+                    "session_size",
+                    "golden_per_session",
+                    "split_seed",
+                    "rest_every",
+                    "rest_seconds",
+                )
+            },
+        ),
+        (
+            "Qualification",
+            {
+                "fields": (
+                    "qualification_size",
+                    "qualification_pass_share",
+                    "qualification_tolerance_sigma",
+                    "qualification_retries",
+                )
+            },
+        ),
+        ("Quality control", {"fields": ("golden_gate_plcc", "line_click_share")}),
+        ("Scale", {"fields": ("slider_min", "slider_max", "slider_step")}),
+        (
+            "Marketplace and payment",
+            {
+                "fields": (
+                    "entry_token",
+                    "completion_url",
+                    "screenout_url",
+                    "payment_per_session",
+                    "payment_currency",
+                    "min_viewport_width",
+                    "min_viewport_height",
+                    "drop_audio",
+                )
+            },
+        ),
+    )
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _stimuli=Count("stimuli", distinct=True),
+                _sessions=Count("sessions", distinct=True),
+                _ready=Count("stimuli", filter=Q(stimuli__status="ready"), distinct=True),
+                _failed=Count("stimuli", filter=Q(stimuli__status="failed"), distinct=True),
+            )
+        )
+
+    @admin.display(description="processing")
+    def processing(self, obj):
+        """Videos ready out of all, and how many failed (see Processing jobs for why)."""
+        text = f"{obj._ready}/{obj._stimuli} ready"
+        return f"{text}, {obj._failed} failed" if obj._failed else text
+
+    @admin.display(ordering="_stimuli", description="stimuli")
+    def stimulus_count(self, obj):
+        return obj._stimuli
+
+    @admin.display(ordering="_sessions", description="sessions")
+    def session_count(self, obj):
+        return obj._sessions
+
+
+class StimulusUploadForm(forms.ModelForm):
+    """The admin's add form: the upload goes through the same service as the API."""
+
+    class Meta:
+        model = Stimulus
+        fields = [
+            "study",
+            "role",
+            "source_file",
+            "prompt",
+            "action",
+            "action_class",
+            "action_subclass",
+            "source_model",
+        ]
+
+    def clean(self):
+        from annotation.errors import ApplicationError
+        from annotation.services.uploads import stimulus_upload
+
+        data = super().clean()
+        if self.errors:
+            return data
+        labels = {
+            k: data.get(k, "")
+            for k in ("prompt", "action", "action_class", "action_subclass", "source_model")
+        }
+        try:
+            self.uploaded = stimulus_upload(
+                study=data["study"], upload=data["source_file"], role=data["role"], labels=labels
+            )
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(Stimulus)
+class StimulusAdmin(admin.ModelAdmin):
+    list_display = (
+        "__str__",
+        "study",
+        "role",
+        "status",
+        "action",
+        "action_class",
+        "source_model",
+        "width",
+        "height",
+        "fps",
+    )
+    list_filter = ("study", "role", "status", "action_class", "source_model")
+    search_fields = ("original_name", "prompt", "action", "checksum", "public_id")
+    readonly_fields = (
+        "public_id",
+        "checksum",
+        "status",
+        "processing_error",
+        "width",
+        "height",
+        "fps",
+        "frame_count",
+        "duration_s",
+        "codec",
+        "metadata",
+        "rendition",
+        "poster",
+    )
+    inlines = [ExpertScoreInline]
+    list_select_related = ("study",)
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = StimulusUploadForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields if obj is not None else ()
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        obj.pk = form.uploaded.pk  # stored by the upload service in form.clean()
+        obj.refresh_from_db()
+
+
+@admin.register(TutorialPair)
+class TutorialPairAdmin(admin.ModelAdmin):
+    list_display = ("label", "study", "dimension", "order")
+    list_filter = ("study", "dimension__key")
+    raw_id_fields = ("generated", "real")
+
+
+class SessionItemInline(admin.TabularInline):
+    model = SessionItem
+    extra = 0
+    raw_id_fields = ("stimulus",)
+
+
+@admin.register(Session)
+class SessionAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "study", "index", "item_count")
+    list_filter = ("study",)
+    inlines = [SessionItemInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_items=Count("items"))
+
+    @admin.display(ordering="_items", description="items")
+    def item_count(self, obj):
+        return obj._items
+
+
+class ParticipationInline(admin.TabularInline):
+    model = Participation
+    extra = 0
+    fields = ("study", "qualification_state", "qualification_share", "consent_at", "is_excluded")
+    readonly_fields = fields
+
+
+@admin.register(Rater)
+class RaterAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "pseudonym", "user", "created_at")
+    search_fields = ("external_id", "user__username")
+    inlines = [ParticipationInline]
+
+
+@admin.register(Participation)
+class ParticipationAdmin(admin.ModelAdmin):
+    list_display = (
+        "rater",
+        "study",
+        "qualification_state",
+        "qualification_share",
+        "is_excluded",
+        "created_at",
+    )
+    list_filter = ("study", "qualification_state", "is_excluded")
+    search_fields = ("rater__external_id", "rater__user__username")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = (
+        "rater",
+        "session",
+        "state",
+        "position",
+        "golden_agreement_plcc",
+        "eligible_for_next",
+        "flagged_line_clicker",
+        "last_activity_at",
+    )
+    list_filter = ("state", "flagged_line_clicker", "eligible_for_next", "session__study")
+    search_fields = ("rater__external_id", "rater__user__username")
+    readonly_fields = ("order", "order_seed")
+    list_select_related = ("rater", "session__study")
+
+
+@admin.register(Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "stimulus", "dimension", "score", "answered_at")
+    list_filter = ("dimension__study", "dimension__key")
+    raw_id_fields = ("assignment", "stimulus", "dimension")
+    list_select_related = ("assignment__rater", "stimulus", "dimension")
+
+
+@admin.register(QualificationAnswer)
+class QualificationAnswerAdmin(admin.ModelAdmin):
+    list_display = ("participation", "attempt", "stimulus", "dimension", "score")
+    raw_id_fields = ("participation", "stimulus", "dimension")
+
+
+@admin.register(Payment)
+class PaymentAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "amount", "currency", "status", "created_at")
+    list_filter = ("status",)

@@ -1,0 +1,131 @@
+"""The rater API (docs/rater-api.md): one view per operation, thin over the services."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiTypes, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Participation
+from annotation.selectors import (
+    assignment_payload,
+    completion_payload,
+    dimensions_of,
+    item_payload,
+    qualification_next,
+    session_next,
+    tutorial_payload,
+)
+from annotation.services.assignments import assignment_current, assignment_start_next
+from annotation.services.participation import (
+    access_participation,
+    participation_consent,
+    participation_tutorial_done,
+)
+from annotation.services.rater_flow import answer_submit, progress_payload
+
+
+class RaterView(APIView):
+    """Resolves the study and the signed-in rater's participation in it."""
+
+    def participation(self, request, slug: str) -> Participation:
+        return access_participation(user=request.user, slug=slug)
+
+
+def state_payload(participation: Participation) -> dict:
+    study = participation.study
+    assignment = assignment_current(participation=participation)
+    progress = progress_payload(participation, assignment)
+    step = progress["step"]
+    return {
+        "step": step,
+        "study": {
+            "name": study.name,
+            "slug": study.slug,
+            "instructions": study.instructions,
+            "consent_text": study.consent_text,
+            "min_viewport_width": study.min_viewport_width,
+            "min_viewport_height": study.min_viewport_height,
+        },
+        "dimensions": [
+            {
+                "key": d.key,
+                "label": d.label,
+                "help_text": d.help_text,
+                "anchor_low": d.anchor_low,
+                "anchor_high": d.anchor_high,
+            }
+            for d in dimensions_of(study.pk)
+        ],
+        "scale": {"min": study.slider_min, "max": study.slider_max, "step": study.slider_step},
+        "assignment": assignment_payload(assignment),
+        "progress": progress,
+        "completion": completion_payload(participation, step),
+    }
+
+
+class StateView(RaterView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug: str):
+        return Response(state_payload(self.participation(request, slug)))
+
+
+class ConsentView(RaterView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        participation = participation_consent(
+            participation=self.participation(request, slug), data=request.data
+        )
+        return Response(state_payload(participation))
+
+
+class TutorialView(RaterView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug: str):
+        participation = self.participation(request, slug)
+        return Response({"pairs": tutorial_payload(study_id=participation.study_id)})
+
+
+class TutorialDoneView(RaterView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        participation = participation_tutorial_done(participation=self.participation(request, slug))
+        return Response(state_payload(participation))
+
+
+class NextItemView(RaterView):
+    """The item to rate now; starts the rater's next session when none is open."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug: str):
+        participation = self.participation(request, slug)
+        assignment = assignment_current(participation=participation)
+        progress = progress_payload(participation, assignment)
+        current = preload = None
+        if progress["step"] == "qualification":
+            current, preload, _, _ = qualification_next(participation)
+        elif progress["step"] == "rating":
+            if assignment is None:
+                assignment = assignment_start_next(participation=participation)
+                progress = progress_payload(participation, assignment)
+            if assignment is not None and progress["step"] == "rating":
+                current, preload = session_next(assignment)
+        body = {
+            **progress,
+            "item": item_payload(current) if current else None,
+            "preload": item_payload(preload) if preload else None,
+            "completion": completion_payload(participation, progress["step"]),
+        }
+        return Response(body)
+
+
+class AnswerView(RaterView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        participation = self.participation(request, slug)
+        stored_now, progress = answer_submit(participation=participation, data=request.data)
+        return Response(
+            {"status": "stored" if stored_now else "repeat", **progress},
+            status=status.HTTP_201_CREATED if stored_now else status.HTTP_200_OK,
+        )

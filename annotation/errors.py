@@ -1,0 +1,51 @@
+"""The one family of domain errors; the API's exception handler turns them into HTTP answers."""
+
+from __future__ import annotations
+
+
+class ApplicationError(Exception):
+    """A refusal the user can understand. `code` is stable for clients; `status` is HTTP."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, extra: dict | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class ValidationFailed(ApplicationError):
+    status = 400
+    code = "invalid"
+
+
+class PermissionDenied(ApplicationError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(ApplicationError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ApplicationError):
+    status = 409
+    code = "conflict"
+
+
+class OnBreak(ApplicationError):
+    status = 423
+    code = "on_break"
+
+
+class ImportFailed(ApplicationError):
+    """A manifest was refused; `errors` lists every bad row as (line, reason)."""
+
+    code = "import_failed"
+
+    def __init__(self, errors: list[tuple[int, str]]) -> None:
+        self.errors = errors
+        lines = "\n".join(f"line {line}: {reason}" for line, reason in errors)
+        super().__init__(f"{len(errors)} bad row(s), nothing imported:\n{lines}")

@@ -1,0 +1,48 @@
+"""`manage.py import_study MANIFEST.csv --study SLUG`: see annotation/services/study_import.py."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ImportFailed
+from annotation.models import Study
+from annotation.services.studies import study_build_sessions, study_create
+from annotation.services.study_import import study_import_manifest
+
+
+class Command(BaseCommand):
+    help = "Import videos, expert scores and tutorial pairs into a study from a CSV manifest."
+
+    def add_arguments(self, parser):
+        parser.add_argument("manifest", type=Path)
+        parser.add_argument("--study", required=True, help="slug of the study")
+        parser.add_argument("--create", metavar="NAME", help="create the study with this name")
+        parser.add_argument(
+            "--no-sessions", action="store_true", help="do not split new stimuli into sessions"
+        )
+
+    def handle(self, *args, manifest: Path, study: str, create: str | None, **options):
+        if not manifest.is_file():
+            raise CommandError(f"manifest not found: {manifest}")
+        found = Study.objects.filter(slug=study).first()
+        if found is None:
+            if not create:
+                raise CommandError(f"no study '{study}' (use --create NAME to create it)")
+            found = study_create(name=create, slug=study)
+        from media_pipeline.services import stimuli_enqueue_processing
+
+        try:
+            report = study_import_manifest(
+                study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
+            )
+        except ImportFailed as exc:
+            raise CommandError(exc.message) from None
+        for line, reason in report.skipped:
+            self.stdout.write(f"line {line}: skipped, {reason}")
+        sessions = [] if options["no_sessions"] else study_build_sessions(study=found)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"imported {len(report.created)} stimuli, {report.tutorial_pairs} tutorial "
+                f"pairs, skipped {len(report.skipped)}; {len(sessions)} new session(s)"
+            )
+        )

@@ -1,0 +1,148 @@
+"""Sessions (the fixed split of a study), raters, their participation and assignments."""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models.stimulus import Stimulus
+from annotation.models.study import Study
+
+
+class Session(models.Model):
+    """A fixed, seeded share of a study's stimuli plus its golden stimuli."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="sessions")
+    index = models.PositiveIntegerField(help_text="1-based position in the study")
+    seed = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "index"], name="session_index_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} session {self.index}"
+
+
+class SessionItem(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
+    stimulus = models.ForeignKey(Stimulus, on_delete=models.CASCADE, related_name="session_items")
+    is_golden = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "stimulus"], name="session_item_unique"),
+        ]
+
+
+def pseudonym_for(rater_pk: int) -> str:
+    """The id researchers see for a rater: stable, and says nothing of the person."""
+    return f"R{rater_pk:05d}"
+
+
+class Rater(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater"
+    )
+    external_id = models.CharField(
+        max_length=120,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="Crowd-marketplace participant id (e.g. PROLIFIC_PID)",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.external_id or self.user.get_username()
+
+    @property
+    def pseudonym(self) -> str:
+        return pseudonym_for(self.pk)
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Participation(models.Model):
+    """A rater in one study: consent, viewing check, tutorial and qualification state."""
+
+    class Qualification(models.TextChoices):
+        NOT_STARTED = "not_started", "Not started"
+        IN_PROGRESS = "in_progress", "In progress"
+        PASSED = "passed", "Passed"
+        FAILED = "failed", "Failed"
+
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="participations")
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participations")
+    consent_at = models.DateTimeField(null=True, blank=True)
+    viewing_check = models.JSONField(default=dict, blank=True)
+    tutorial_done_at = models.DateTimeField(null=True, blank=True)
+    qualification_state = models.CharField(
+        max_length=16, choices=Qualification.choices, default=Qualification.NOT_STARTED
+    )
+    qualification_attempts = models.PositiveSmallIntegerField(default=0)
+    qualification_share = models.FloatField(null=True, blank=True)
+    qualification_detail = models.JSONField(default=list, blank=True)
+    qualification_order_seed = models.BigIntegerField(default=0)
+    marketplace_study_id = models.CharField(max_length=120, blank=True)
+    marketplace_session_id = models.CharField(max_length=120, blank=True)
+    completion_code = models.CharField(max_length=16, default=new_completion_code)
+    is_excluded = models.BooleanField(default=False)
+    excluded_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "study"], name="participation_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} in {self.study.slug}"
+
+
+class Assignment(models.Model):
+    """One rater rating one session, in a per-rater seeded order decided by the server."""
+
+    class State(models.TextChoices):
+        ACTIVE = "active", "Rating"
+        FINISHED = "finished", "Finished"
+        PAUSED = "paused", "Paused by admin"
+        EXCLUDED = "excluded", "Excluded"
+
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="assignments")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="assignments")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
+    order_seed = models.BigIntegerField()
+    # Stimulus ids in presentation order, derived once from order_seed and frozen.
+    order = models.JSONField(default=list)
+    position = models.PositiveIntegerField(default=0, help_text="Stimuli answered so far")
+    break_until = models.DateTimeField(null=True, blank=True)
+    breaks_taken = models.PositiveSmallIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    golden_agreement_plcc = models.FloatField(null=True, blank=True)
+    eligible_for_next = models.BooleanField(null=True, blank=True)
+    flagged_line_clicker = models.BooleanField(default=False)
+    flag_reason = models.TextField(blank=True)
+    stalls_total = models.PositiveIntegerField(default=0)
+    admin_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["session", "started_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "session"], name="assignment_unique"),
+        ]
+        indexes = [models.Index(fields=["state", "last_activity_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.rater} / {self.session}"
+
+    @property
+    def length(self) -> int:
+        return len(self.order)

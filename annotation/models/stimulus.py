@@ -1,0 +1,106 @@
+"""Stimuli (videos) with their content labels, expert scores and tutorial pairs."""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from annotation.models.study import Dimension, Study
+
+
+def source_upload_path(instance: "Stimulus", filename: str) -> str:
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
+    return f"sources/{instance.checksum[:2]}/{instance.checksum}.{suffix}"
+
+
+class Stimulus(models.Model):
+    class Role(models.TextChoices):
+        STIMULUS = "stimulus", "Stimulus"
+        GOLDEN = "golden", "Golden"
+        QUALIFICATION = "qualification", "Qualification"
+        TUTORIAL = "tutorial", "Tutorial"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PROCESSING = "processing", "Processing"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="stimuli")
+    # Opaque id used in every rater-facing URL: it says nothing about role or order.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.STIMULUS)
+    source_file = models.FileField(upload_to=source_upload_path, max_length=255)
+    original_name = models.CharField(max_length=255, blank=True)
+    checksum = models.CharField(max_length=64, help_text="sha256 of the source file")
+    rendition = models.FileField(blank=True, max_length=255, help_text="Browser rendition")
+    poster = models.FileField(blank=True, max_length=255)
+
+    prompt = models.TextField(blank=True)
+    action = models.CharField(max_length=120, blank=True, help_text="Action keyword")
+    action_class = models.CharField(max_length=60, blank=True)
+    action_subclass = models.CharField(max_length=60, blank=True)
+    source_model = models.CharField(max_length=120, blank=True)
+
+    width = models.PositiveIntegerField(null=True, blank=True)
+    height = models.PositiveIntegerField(null=True, blank=True)
+    fps = models.FloatField(null=True, blank=True)
+    frame_count = models.PositiveIntegerField(null=True, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    codec = models.CharField(max_length=40, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    processing_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "stimuli"
+        ordering = ["study", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "checksum"], name="stimulus_checksum_unique"),
+        ]
+        indexes = [models.Index(fields=["study", "role", "status"])]
+
+    def __str__(self) -> str:
+        return self.original_name or str(self.public_id)
+
+
+class ExpertScore(models.Model):
+    """Expert ground truth for a golden, qualification or tutorial stimulus."""
+
+    stimulus = models.ForeignKey(Stimulus, on_delete=models.CASCADE, related_name="expert_scores")
+    dimension = models.ForeignKey(Dimension, on_delete=models.CASCADE, related_name="+")
+    mean = models.FloatField()
+    sigma = models.FloatField(help_text="Standard deviation of the experts' scores")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["stimulus", "dimension"], name="expert_score_unique"),
+            models.CheckConstraint(condition=Q(sigma__gte=0), name="expert_sigma_nonneg"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stimulus} {self.dimension.key}: {self.mean} ± {self.sigma}"
+
+
+class TutorialPair(models.Model):
+    """A generated and a real video with the same caption, explained for one dimension."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tutorial_pairs")
+    dimension = models.ForeignKey(Dimension, on_delete=models.CASCADE, related_name="tutorials")
+    label = models.CharField(max_length=80)
+    generated = models.ForeignKey(Stimulus, on_delete=models.CASCADE, related_name="+")
+    real = models.ForeignKey(Stimulus, on_delete=models.CASCADE, related_name="+")
+    caption = models.TextField(blank=True)
+    explanation = models.TextField(blank=True)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["dimension__order", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "label"], name="tutorial_label_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dimension.key}: {self.label}"

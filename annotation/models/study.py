@@ -1,0 +1,147 @@
+"""A study, its protocol settings and its rating dimensions.
+
+Every protocol number is a per-study setting whose default is the GAIA value
+(docs/PROTOCOL.md); code reads it from here and nowhere else.
+"""
+
+import secrets
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+
+
+def new_entry_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Study(models.Model):
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        RUNNING = "running", "Running"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
+    instructions = models.TextField(blank=True, help_text="Shown to raters before the tutorial.")
+    consent_text = models.TextField(blank=True, help_text="Raters must accept it to take part.")
+    entry_token = models.CharField(
+        max_length=64,
+        default=new_entry_token,
+        unique=True,
+        help_text="Secret carried by marketplace links; without it nobody can enter the study.",
+    )
+
+    # Sessions (PROTOCOL.md section 1, "Sessions").
+    session_size = models.PositiveIntegerField(default=300, validators=[MinValueValidator(1)])
+    golden_per_session = models.PositiveIntegerField(default=10)
+    split_seed = models.BigIntegerField(default=0, help_text="Seed of the split into sessions.")
+    rest_every = models.PositiveIntegerField(
+        default=150, help_text="A rest break after this many stimuli (0: no breaks)."
+    )
+    rest_seconds = models.PositiveIntegerField(default=15 * 60, help_text="Minimum rest length.")
+
+    # Qualification.
+    qualification_size = models.PositiveIntegerField(default=30)
+    qualification_pass_share = models.FloatField(default=0.75)
+    qualification_tolerance_sigma = models.FloatField(default=1.5)
+    qualification_retries = models.PositiveIntegerField(default=0)
+
+    target_raters_per_stimulus = models.PositiveIntegerField(
+        default=35, help_text="Raters wanted per video (GAIA: about 35 per dimension)"
+    )
+
+    # Golden gate and quality control.
+    golden_gate_plcc = models.FloatField(default=0.7)
+    line_click_share = models.FloatField(default=0.40)
+
+    # Scale.
+    slider_min = models.FloatField(default=0.0)
+    slider_max = models.FloatField(default=100.0)
+    slider_step = models.FloatField(default=1.0)
+
+    # Crowd marketplace and payment.
+    payment_per_session = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("12.00")
+    )
+    payment_currency = models.CharField(max_length=3, default="USD")
+    completion_url = models.URLField(blank=True)
+    screenout_url = models.URLField(blank=True)
+    min_viewport_width = models.PositiveIntegerField(default=0)
+    min_viewport_height = models.PositiveIntegerField(default=0)
+    drop_audio = models.BooleanField(default=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(slider_min__lt=F("slider_max")), name="study_slider_range_valid"
+            ),
+            models.CheckConstraint(condition=Q(slider_step__gt=0), name="study_slider_step_pos"),
+            models.CheckConstraint(
+                condition=Q(qualification_pass_share__gt=0, qualification_pass_share__lte=1),
+                name="study_pass_share_in_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(line_click_share__gt=0, line_click_share__lte=1),
+                name="study_line_click_share_in_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(golden_gate_plcc__gte=-1, golden_gate_plcc__lte=1),
+                name="study_golden_gate_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_tolerance_sigma__gt=0),
+                name="study_tolerance_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Dimension(models.Model):
+    """One rated aspect, shown as one slider; `order` is the rating order (GAIA's syllogism)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="dimensions")
+    key = models.SlugField(max_length=40)
+    label = models.CharField(max_length=100)
+    help_text = models.TextField(blank=True)
+    anchor_low = models.CharField(max_length=60, default="Bad")
+    anchor_high = models.CharField(max_length=60, default="Excellent")
+    order = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["study", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="dimension_key_unique"),
+            models.UniqueConstraint(fields=["study", "order"], name="dimension_order_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}:{self.key}"
+
+
+GAIA_DIMENSIONS: tuple[tuple[str, str, str], ...] = (
+    (
+        "subject",
+        "Subject quality",
+        "How well is the acting subject rendered: its shape, texture and anatomy?",
+    ),
+    (
+        "completeness",
+        "Action completeness",
+        "Is the action recognisable, coherent and complete over time?",
+    ),
+    (
+        "interaction",
+        "Action-scene interaction",
+        "Do objects and the scene respond to the action plausibly?",
+    ),
+)

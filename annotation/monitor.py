@@ -1,0 +1,81 @@
+"""What the admin's live monitor shows: every assignment of a study, and study progress."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Avg, Max, Min
+from django.utils import timezone
+
+from annotation.models import Assignment, Rating, Session, Stimulus, Study
+from annotation.services.assignments import break_seconds_left
+
+
+def _state_label(assignment: Assignment) -> str:
+    if assignment.state == Assignment.State.ACTIVE and break_seconds_left(assignment):
+        return "on_break"
+    return assignment.state
+
+
+def study_monitor(*, study: Study) -> dict:
+    """One row per assignment plus the study's progress; a fixed number of queries."""
+    assignments = list(
+        Assignment.objects.filter(session__study=study)
+        .select_related("rater", "session")
+        .annotate(
+            first_answer=Min("ratings__received_at"),
+            last_answer=Max("ratings__received_at"),
+            mean_watch_ms=Avg("ratings__watch_time_ms"),
+        )
+        .order_by("session__index", "started_at")
+    )
+    rows = []
+    for a in assignments:
+        seconds_per_stimulus = None
+        if a.position > 1 and a.first_answer and a.last_answer:
+            span = (a.last_answer - a.first_answer).total_seconds()
+            seconds_per_stimulus = round(span / (a.position - 1), 1)
+        rows.append(
+            {
+                "id": a.pk,
+                "rater": a.rater.pseudonym,
+                "session": a.session.index,
+                "position": a.position,
+                "length": len(a.order),
+                "state": _state_label(a),
+                "break_seconds_left": break_seconds_left(a),
+                "seconds_per_stimulus": seconds_per_stimulus,
+                "last_activity_at": a.last_activity_at.isoformat() if a.last_activity_at else None,
+                "golden_agreement_plcc": a.golden_agreement_plcc,
+                "eligible_for_next": a.eligible_for_next,
+                "flagged_line_clicker": a.flagged_line_clicker,
+                "flag_reason": a.flag_reason,
+                "stalls": a.stalls_total,
+                "admin_note": a.admin_note,
+            }
+        )
+    dims = study.dimensions.count() or 1
+    stimuli = Stimulus.objects.filter(study=study, role=Stimulus.Role.STIMULUS).count()
+    ratings = Rating.objects.filter(dimension__study=study, stimulus__role=Stimulus.Role.STIMULUS)
+    answers = ratings.count() // dims
+    sessions = Session.objects.filter(study=study).count()
+    target_per_stimulus = study.target_raters_per_stimulus
+    recent = ratings.filter(received_at__gte=timezone.now() - timedelta(hours=1)).count() // dims
+    remaining = max(0, stimuli * target_per_stimulus - answers)
+    return {
+        "study": study.slug,
+        "assignments": rows,
+        "progress": {
+            "stimuli": stimuli,
+            "sessions": sessions,
+            "answers": answers,
+            "answers_per_stimulus": round(answers / stimuli, 2) if stimuli else 0.0,
+            "target_per_stimulus": target_per_stimulus,
+            "answers_last_hour": recent,
+            "expected_finish": (
+                (timezone.now() + timedelta(hours=remaining / recent)).isoformat()
+                if recent and remaining
+                else None
+            ),
+        },
+    }

@@ -1,0 +1,76 @@
+"""What an admin does to a running study: pause, exclude, reopen, approve payments."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import Conflict, ValidationFailed
+from annotation.models import Assignment, Participation, Payment
+
+logger = logging.getLogger(__name__)
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("a reason is required")
+    return reason[:2000]
+
+
+@transaction.atomic
+def assignment_pause(*, assignment: Assignment, reason: str, by) -> Assignment:
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.state != Assignment.State.ACTIVE:
+        raise Conflict(f"only a running assignment can be paused (it is {assignment.state})")
+    assignment.state = Assignment.State.PAUSED
+    assignment.admin_note = _reason(reason)
+    assignment.save(update_fields=["state", "admin_note"])
+    logger.info("admin %s paused assignment %s: %s", by.pk, assignment.pk, reason)
+    return assignment
+
+
+@transaction.atomic
+def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
+    """A paused or excluded assignment continues where it stopped."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.state not in (Assignment.State.PAUSED, Assignment.State.EXCLUDED):
+        raise Conflict(
+            f"only a paused or excluded assignment can be reopened (it is {assignment.state})"
+        )
+    assignment.state = Assignment.State.ACTIVE
+    assignment.admin_note = _reason(reason)
+    assignment.save(update_fields=["state", "admin_note"])
+    logger.info("admin %s reopened assignment %s: %s", by.pk, assignment.pk, reason)
+    return assignment
+
+
+@transaction.atomic
+def participation_exclude(*, participation: Participation, reason: str, by) -> Participation:
+    """Exclude a rater from a study: no further ratings; their open assignments stop."""
+    participation = Participation.objects.select_for_update().get(pk=participation.pk)
+    participation.is_excluded = True
+    participation.excluded_reason = _reason(reason)
+    participation.save(update_fields=["is_excluded", "excluded_reason"])
+    Assignment.objects.filter(
+        rater_id=participation.rater_id,
+        session__study_id=participation.study_id,
+        state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+    ).update(state=Assignment.State.EXCLUDED, admin_note=participation.excluded_reason)
+    logger.info("admin %s excluded %s: %s", by.pk, participation, reason)
+    return participation
+
+
+@transaction.atomic
+def payment_decide(*, payment: Payment, approve: bool, note: str = "", by) -> Payment:
+    payment = Payment.objects.select_for_update().get(pk=payment.pk)
+    if payment.status != Payment.Status.PENDING:
+        raise Conflict(f"this payment was already {payment.status}")
+    payment.status = Payment.Status.APPROVED if approve else Payment.Status.REJECTED
+    payment.decided_at = timezone.now()
+    payment.note = note[:2000]
+    payment.save(update_fields=["status", "decided_at", "note"])
+    logger.info("admin %s %s payment %s", by.pk, payment.status, payment.pk)
+    return payment

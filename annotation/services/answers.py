@@ -1,0 +1,119 @@
+"""Validating an answer's payload: the scores for every dimension and its telemetry."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils.dateparse import parse_datetime
+
+from annotation.errors import Conflict, ValidationFailed
+from annotation.models import Dimension, Study
+
+
+@dataclass(frozen=True)
+class Answer:
+    client_uuid: uuid.UUID
+    item: uuid.UUID  # the stimulus' public id
+    scores: dict[str, float]  # dimension key -> score
+    shown_at: datetime | None
+    answered_at: datetime | None
+    watch_time_ms: int
+    plays: int
+    stalls: int
+
+    def same_payload(self, item: uuid.UUID, scores: dict[str, float]) -> bool:
+        return self.item == item and self.scores == scores
+
+    def row_fields(self, dimension: Dimension) -> dict:
+        """The columns a stored answer row (Rating, QualificationAnswer) takes for one
+        dimension."""
+        return {
+            "dimension": dimension,
+            "score": self.scores[dimension.key],
+            "client_uuid": self.client_uuid,
+            "shown_at": self.shown_at,
+            "answered_at": self.answered_at,
+            "watch_time_ms": self.watch_time_ms,
+            "plays": self.plays,
+            "stalls": self.stalls,
+        }
+
+
+def _uuid(data: dict, key: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(data[key]))
+    except (KeyError, ValueError):
+        raise ValidationFailed(f"'{key}' must be a UUID") from None
+
+
+def _moment(data: dict, key: str) -> datetime | None:
+    raw = data.get(key)
+    if raw in (None, ""):
+        return None
+    moment = parse_datetime(str(raw)) if isinstance(raw, str) else None
+    if moment is None:
+        raise ValidationFailed(f"'{key}' must be an ISO 8601 date and time")
+    return moment
+
+
+def _count(data: dict, key: str, *, limit: int) -> int:
+    raw = data.get(key, 0)
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= limit:
+        raise ValidationFailed(f"'{key}' must be a number between 0 and {limit}")
+    return int(raw)
+
+
+def check_answer(*, data: object, study: Study, dimensions: list[Dimension]) -> Answer:
+    """Parse and check an answer; every refusal names what is wrong."""
+    if not isinstance(data, dict):
+        raise ValidationFailed("the answer must be a JSON object")
+    scores_raw = data.get("scores")
+    if not isinstance(scores_raw, dict):
+        raise ValidationFailed("'scores' must be an object of dimension: score")
+    keys = [d.key for d in dimensions]
+    unknown = sorted(set(scores_raw) - set(keys))
+    if unknown:
+        raise ValidationFailed(f"unknown dimension(s): {', '.join(map(str, unknown))}")
+    missing = [key for key in keys if key not in scores_raw]
+    if missing:
+        raise ValidationFailed(f"missing score(s) for: {', '.join(missing)}")
+    scores = {}
+    for key in keys:
+        value = scores_raw[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationFailed(f"score for '{key}' is not a number: {value!r}")
+        if not math.isfinite(value):
+            raise ValidationFailed(f"score for '{key}' is not a finite number")
+        if not study.slider_min <= value <= study.slider_max:
+            raise ValidationFailed(
+                f"score for '{key}' is {value}, outside the scale "
+                f"[{study.slider_min:g}, {study.slider_max:g}]"
+            )
+        scores[key] = float(value)
+    return Answer(
+        client_uuid=_uuid(data, "client_uuid"),
+        item=_uuid(data, "item"),
+        scores=scores,
+        shown_at=_moment(data, "shown_at"),
+        answered_at=_moment(data, "answered_at"),
+        watch_time_ms=_count(data, "watch_time_ms", limit=24 * 3600 * 1000),
+        plays=_count(data, "plays", limit=10_000),
+        stalls=_count(data, "stalls", limit=10_000),
+    )
+
+
+def check_repeat(rows: list[tuple], answer: Answer, participation) -> bool:
+    """True when `rows` (already stored under this client_uuid) are this very answer;
+    a conflict when the id was used by someone else or for something else."""
+    if not rows:
+        return False
+    if any(row[0] != participation.rater_id for row in rows):
+        raise Conflict("this answer id is already in use")
+    if any(row[1] != answer.item for row in rows):
+        raise Conflict("this answer id was already used for another video")
+    if {row[2]: row[3] for row in rows} != answer.scores:
+        raise Conflict("this answer id was already used with different scores")
+    return True

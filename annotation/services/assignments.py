@@ -1,0 +1,247 @@
+"""Sessions as a rater lives them: start, rate in the server's order, rest, finish, gate."""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+from collections import Counter
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied
+from annotation.models import (
+    Assignment,
+    Dimension,
+    ExpertScore,
+    Participation,
+    Payment,
+    Rating,
+    Session,
+    SessionItem,
+    Stimulus,
+    Study,
+)
+from annotation.services.answers import Answer, check_repeat
+from quality.stats.agreement import golden_agreement_plcc
+
+logger = logging.getLogger(__name__)
+
+# The live line-clicker guard looks at the ratings of this many recent answers.
+LINE_CLICK_WINDOW = 30
+LINE_CLICK_EVERY = 10
+
+
+def assignment_current(*, participation: Participation) -> Assignment | None:
+    """The rater's unfinished assignment in this study, if any."""
+    return (
+        Assignment.objects.filter(
+            rater_id=participation.rater_id,
+            session__study_id=participation.study_id,
+            state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+        )
+        .select_related("session__study")
+        .first()
+    )
+
+
+def assignment_last_finished(*, participation: Participation) -> Assignment | None:
+    return (
+        Assignment.objects.filter(
+            rater_id=participation.rater_id,
+            session__study_id=participation.study_id,
+            state=Assignment.State.FINISHED,
+        )
+        .order_by("-finished_at")
+        .first()
+    )
+
+
+def assignment_start_next(*, participation: Participation) -> Assignment | None:
+    """Give the rater the next session they have not done (the least-rated one first).
+
+    The order is the session's READY stimuli and golden stimuli shuffled with a fresh
+    per-rater seed, stored once so that every later request reads the same order.
+    None when no session is left.
+    """
+    with transaction.atomic():
+        Participation.objects.select_for_update().filter(pk=participation.pk).first()
+        current = assignment_current(participation=participation)
+        if current is not None:
+            return current
+        done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
+        session = (
+            Session.objects.filter(study_id=participation.study_id)
+            .exclude(pk__in=done)
+            .annotate(raters=Count("assignments"))
+            .order_by("raters", "index")
+            .first()
+        )
+        if session is None:
+            return None
+        seed = secrets.randbits(62)
+        items = list(
+            SessionItem.objects.filter(session=session, stimulus__status=Stimulus.Status.READY)
+            .order_by("stimulus_id")
+            .values_list("stimulus_id", flat=True)
+        )
+        random.Random(seed).shuffle(items)
+        assignment = Assignment.objects.create(
+            rater_id=participation.rater_id,
+            session=session,
+            order_seed=seed,
+            order=items,
+            last_activity_at=timezone.now(),
+        )
+    logger.info("rater %s starts %s (%d items)", participation.rater_id, session, len(items))
+    return assignment
+
+
+def break_seconds_left(assignment: Assignment) -> int:
+    if assignment.break_until is None:
+        return 0
+    left = (assignment.break_until - timezone.now()).total_seconds()
+    return max(0, int(left + 0.999))
+
+
+def _line_click_share(scores: list[float], step: float) -> float:
+    if not scores:
+        return 0.0
+    counts = Counter(round(score / step) for score in scores)
+    return counts.most_common(1)[0][1] / len(scores)
+
+
+def _finish(assignment: Assignment, dimensions: list[Dimension], study: Study) -> None:
+    """Golden gate: PLCC over every golden answer of the session (all golden stimuli x all
+    dimensions, paired with the expert means) must exceed the study's threshold."""
+    golden_ids = SessionItem.objects.filter(
+        session_id=assignment.session_id, is_golden=True
+    ).values("stimulus_id")
+    ratings = Rating.objects.filter(assignment=assignment, stimulus_id__in=golden_ids)
+    experts = {
+        (e.stimulus_id, e.dimension_id): e.mean
+        for e in ExpertScore.objects.filter(stimulus_id__in=golden_ids)
+    }
+    pairs = [
+        (r.score, experts[(r.stimulus_id, r.dimension_id)])
+        for r in ratings
+        if (r.stimulus_id, r.dimension_id) in experts
+    ]
+    plcc = (
+        golden_agreement_plcc(
+            rater_scores=[p[0] for p in pairs], expert_means=[p[1] for p in pairs]
+        )
+        if pairs
+        else None
+    )
+    assignment.golden_agreement_plcc = plcc
+    # Without golden answers to judge by (no golden videos configured) the gate is open.
+    assignment.eligible_for_next = (
+        (plcc > study.golden_gate_plcc) if plcc is not None else (not pairs)
+    )
+    assignment.state = Assignment.State.FINISHED
+    assignment.finished_at = timezone.now()
+    Payment.objects.get_or_create(
+        assignment=assignment,
+        defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
+    )
+    logger.info(
+        "assignment %s finished: golden PLCC %s, eligible %s",
+        assignment.pk,
+        plcc,
+        assignment.eligible_for_next,
+    )
+
+
+def rating_submit(
+    *, participation: Participation, answer: Answer, dimensions: list[Dimension]
+) -> tuple[bool, Assignment | None]:
+    """Store one answer (all dimensions) of the current item and move the rater on.
+
+    Returns (stored_now, the assignment after it). The assignment row is locked, so two
+    deliveries of the same answer are serialised and the second one is a repeat.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update()
+            .filter(
+                rater_id=participation.rater_id,
+                session__study_id=participation.study_id,
+                state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+            )
+            .first()
+        )
+        stored = list(
+            Rating.objects.filter(client_uuid=answer.client_uuid).values_list(
+                "assignment__rater_id", "stimulus__public_id", "dimension__key", "score"
+            )
+        )
+        if check_repeat(stored, answer, participation):
+            return False, assignment
+        if assignment is None:
+            if assignment_last_finished(participation=participation) is not None:
+                raise Conflict("this session has ended", extra={"error": "finished"})
+            raise PermissionDenied("you have no session open in this study")
+        if assignment.state == Assignment.State.PAUSED:
+            raise PermissionDenied("your session was paused by the study's team")
+        if assignment.break_until and assignment.break_until > now:
+            left = break_seconds_left(assignment)
+            raise OnBreak(
+                f"rest break: ratings are accepted again in {left} s",
+                extra={"break_seconds_left": left},
+            )
+        stimulus = Stimulus.objects.filter(public_id=answer.item).only("pk").first()
+        if stimulus is None or stimulus.pk not in assignment.order:
+            raise NotFound("this video is not part of your session")
+        if assignment.order.index(stimulus.pk) < assignment.position:
+            raise Conflict("this video was already answered")
+        if assignment.order[assignment.position] != stimulus.pk:
+            raise Conflict("this is not the video to rate now; reload to continue")
+        Rating.objects.bulk_create(
+            Rating(
+                assignment=assignment,
+                stimulus_id=stimulus.pk,
+                **answer.row_fields(dimension),
+            )
+            for dimension in dimensions
+        )
+        assignment.position += 1
+        assignment.last_activity_at = now
+        assignment.stalls_total += answer.stalls
+        changed = ["position", "last_activity_at", "stalls_total"]
+        study = participation.study
+        if assignment.position >= len(assignment.order):
+            _finish(assignment, dimensions, study)
+            changed += ["state", "finished_at", "golden_agreement_plcc", "eligible_for_next"]
+        elif study.rest_every and assignment.position % study.rest_every == 0:
+            assignment.break_until = now + timedelta(seconds=study.rest_seconds)
+            assignment.breaks_taken += 1
+            changed += ["break_until", "breaks_taken"]
+        if _line_click_guard(assignment, study, len(dimensions)):
+            changed += ["flagged_line_clicker", "flag_reason"]
+        assignment.save(update_fields=changed)
+    return True, assignment
+
+
+def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
+    """Flag the assignment when the recent answers are mostly one value (the rater is not
+    told the rule). Checked every LINE_CLICK_EVERY answers to keep answers cheap."""
+    if assignment.flagged_line_clicker or assignment.position % LINE_CLICK_EVERY:
+        return False
+    window = LINE_CLICK_WINDOW * dimensions
+    recent = list(
+        Rating.objects.filter(assignment=assignment)
+        .order_by("-id")
+        .values_list("score", flat=True)[:window]
+    )
+    share = _line_click_share(recent, study.slider_step)
+    if len(recent) < window or share <= study.line_click_share:
+        return False
+    assignment.flagged_line_clicker = True
+    assignment.flag_reason = f"{share:.0%} identical scores in the last {len(recent)} ratings"
+    logger.warning("assignment %s flagged: %s", assignment.pk, assignment.flag_reason)
+    return True

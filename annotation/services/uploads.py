@@ -1,0 +1,87 @@
+"""Uploading one video (API or Django admin): checked by probing, deduplicated, queued."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from annotation.errors import Conflict, ValidationFailed
+from annotation.models import Stimulus, Study
+
+logger = logging.getLogger(__name__)
+
+LABELS = ("prompt", "action", "action_class", "action_subclass", "source_model")
+
+
+def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
+    """A path to the upload's bytes and their sha256; True when the path is ours to delete."""
+    digest = hashlib.sha256()
+    if hasattr(upload, "temporary_file_path"):
+        for chunk in upload.chunks():
+            digest.update(chunk)
+        return Path(upload.temporary_file_path()), digest.hexdigest(), False
+    with tempfile.NamedTemporaryFile(suffix=Path(upload.name).suffix, delete=False) as handle:
+        for chunk in upload.chunks():
+            digest.update(chunk)
+            handle.write(chunk)
+    return Path(handle.name), digest.hexdigest(), True
+
+
+def stimulus_upload(
+    *,
+    study: Study,
+    upload: UploadedFile,
+    role: str = Stimulus.Role.STIMULUS,
+    labels: dict[str, str] | None = None,
+) -> Stimulus:
+    """Store an uploaded video as a new stimulus and queue its processing.
+
+    Refused, with nothing stored: a file over MOSAIC_MAX_UPLOAD_BYTES, a file that is not
+    a video by its content (whatever its name says), an unknown role; a file the study
+    already has (same sha256) is a conflict naming the existing stimulus.
+    """
+    from media_pipeline import ffmpeg
+    from media_pipeline.services import stimuli_enqueue_processing
+
+    if upload.size > settings.MOSAIC_MAX_UPLOAD_BYTES:
+        raise ValidationFailed(
+            f"{upload.name} is {upload.size:,} bytes; the limit is "
+            f"{settings.MOSAIC_MAX_UPLOAD_BYTES:,}"
+        )
+    if role not in Stimulus.Role.values:
+        raise ValidationFailed(f"unknown role {role!r} (one of {', '.join(Stimulus.Role.values)})")
+    path, checksum, ours = _local_copy(upload)
+    try:
+        existing = Stimulus.objects.filter(study=study, checksum=checksum).first()
+        if existing is not None:
+            raise Conflict(
+                f"{upload.name} is already in this study",
+                extra={"stimulus": str(existing.public_id)},
+            )
+        try:
+            ffmpeg.probe(path)
+        except ffmpeg.MediaError as exc:
+            raise ValidationFailed(str(exc).replace(path.name, upload.name)) from None
+        with transaction.atomic():
+            stimulus = Stimulus(
+                study=study,
+                role=role,
+                checksum=checksum,
+                original_name=upload.name[:255],
+                **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
+            )
+            upload.seek(0)
+            stimulus.source_file.save(upload.name, upload, save=False)
+            stimulus.save()
+            transaction.on_commit(lambda: stimuli_enqueue_processing([stimulus.pk]))
+    finally:
+        if ours:
+            path.unlink(missing_ok=True)
+    logger.info("uploaded %s into %s as stimulus %s", upload.name, study.slug, stimulus.pk)
+    return stimulus

@@ -1,0 +1,47 @@
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from annotation.models import Stimulus, Study, TutorialPair
+from media_pipeline.models import MetricScore
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_demo_study_is_ready_to_rate(
+    settings, tmp_path, django_capture_on_commit_callbacks, capsys
+):
+    # given: an empty var dir
+    settings.VAR_DIR = tmp_path
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo_study", "--stimuli", "4")
+    # then: real prompts, every video processed and scored, accounts to sign in with
+    study = Study.objects.get(slug="gaia-demo")
+    assert study.state == "running"
+    assert study.dimensions.count() == 3
+    stimuli = Stimulus.objects.filter(study=study)
+    assert {s.status for s in stimuli} == {"ready"}
+    assert stimuli.filter(role="stimulus").count() == 4
+    assert stimuli.filter(role="golden").count() == 4
+    assert stimuli.filter(role="qualification").count() == 6
+    assert TutorialPair.objects.filter(study=study).count() == 3
+    assert all(s.prompt and s.action for s in stimuli)
+    assert MetricScore.objects.filter(stimulus__study=study, metric="si").count() == 20
+    assert set(User.objects.values_list("username", flat=True)) >= {"admin", "researcher", "rater"}
+    assert "marketplace link: /r/gaia-demo/?token=" in capsys.readouterr().out
+    # and running it again changes nothing
+    call_command("demo_study", "--stimuli", "4")
+    assert Stimulus.objects.filter(study=study).count() == 20
+
+
+def test_gaia_prompts_carry_their_action_classes():
+    from annotation.services.demo import gaia_prompts
+
+    prompts = gaia_prompts()
+    assert len(prompts) == 510
+    first = prompts[0]
+    assert (first.action, first.prompt) == ("Arranging Flowers", "A girl arranges daisies.")
+    assert (first.action_class, first.action_subclass) == ("whole-body", "arts and crafts")
+    classes = {p.action_class for p in prompts}
+    assert {"whole-body", "hand", "facial"} <= classes

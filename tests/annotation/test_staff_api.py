@@ -1,0 +1,137 @@
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from annotation.models import Assignment, Payment
+from annotation.roles import RESEARCHERS_GROUP
+from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(role: str):
+    client = APIClient()
+    if role == "anonymous":
+        return client
+    if role == "rater":
+        client, _ = rater_client()
+        return client
+    user = UserFactory(is_staff=(role == "admin"))
+    if role == "researcher":
+        user.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    client.force_authenticate(user)
+    return client
+
+
+def started(tiny, answers: int = 2):
+    client, user = rater_client()
+    onboard(client, tiny)
+    for _ in range(answers):
+        item = client.get(tiny.base + "next/").json()["item"]["id"]
+        client.post(tiny.base + "answers/", answer(item, 40.0), format="json")
+    return client, Assignment.objects.get(rater__user=user)
+
+
+def test_monitor_shows_each_assignment_live():
+    tiny = tiny_study()
+    _, assignment = started(tiny, answers=3)
+    body = client_for("admin").get(f"/api/studies/{tiny.study.slug}/monitor/").json()
+    row = body["assignments"][0]
+    assert (row["id"], row["position"], row["length"], row["state"]) == (
+        assignment.pk,
+        3,
+        8,
+        "on_break",
+    )
+    assert row["rater"] == assignment.rater.pseudonym and 1 <= row["break_seconds_left"] <= 2
+    assert body["progress"]["stimuli"] == 6
+    assert body["progress"]["target_per_stimulus"] == 35
+
+
+def test_pause_and_reopen_an_assignment():
+    tiny = tiny_study(rest_every=0)
+    rater, assignment = started(tiny)
+    admin = client_for("admin")
+    response = admin.post(f"/api/assignments/{assignment.pk}/pause/", {"reason": "odd timing"})
+    assert response.json() == {"id": assignment.pk, "state": "paused"}
+    item = rater.get(tiny.base + "next/").json()["item"]
+    refused = rater.post(
+        tiny.base + "answers/",
+        answer(str(assignment.order[2]) if item is None else item["id"]),
+        format="json",
+    )
+    assert refused.status_code == 403
+    assert (
+        admin.post(f"/api/assignments/{assignment.pk}/reopen/", {"reason": "ok"}).json()["state"]
+        == "active"
+    )
+    item = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+
+
+def test_a_reason_is_required():
+    tiny = tiny_study()
+    _, assignment = started(tiny)
+    response = client_for("admin").post(f"/api/assignments/{assignment.pk}/pause/", {})
+    assert response.status_code == 400
+    assert Assignment.objects.get().state == "active"
+
+
+def test_exclude_a_rater():
+    tiny = tiny_study(rest_every=0)
+    rater, assignment = started(tiny)
+    client_for("admin").post(
+        f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "line clicking"}
+    )
+    assert Assignment.objects.get().state == "excluded"
+    assert rater.get(tiny.base + "state/").json()["step"] == "not_eligible"
+
+
+def test_approve_a_payment_once():
+    tiny = tiny_study(rest_every=0)
+    _, assignment = started(tiny, answers=8)
+    payment = Payment.objects.get(assignment=assignment)
+    admin = client_for("admin")
+    first = admin.post(f"/api/payments/{payment.pk}/decision/", {"approve": True})
+    second = admin.post(f"/api/payments/{payment.pk}/decision/", {"approve": False})
+    assert first.json() == {"id": payment.pk, "status": "approved"}
+    assert second.status_code == 409
+    assert Payment.objects.get().status == "approved"
+
+
+STAFF_ENDPOINTS = [
+    ("get", "/api/studies/", {"anonymous": 403, "rater": 403, "researcher": 200, "admin": 200}),
+    (
+        "get",
+        "/api/studies/{slug}/progress/",
+        {"anonymous": 403, "rater": 403, "researcher": 200, "admin": 200},
+    ),
+    (
+        "get",
+        "/api/studies/{slug}/monitor/",
+        {"anonymous": 403, "rater": 403, "researcher": 403, "admin": 200},
+    ),
+    (
+        "post",
+        "/api/assignments/{assignment}/pause/",
+        {"anonymous": 403, "rater": 403, "researcher": 403, "admin": 200},
+    ),
+    (
+        "post",
+        "/api/payments/999999/decision/",
+        {"anonymous": 403, "rater": 403, "researcher": 403, "admin": 404},
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "url", "expected"), STAFF_ENDPOINTS)
+@pytest.mark.parametrize("role", ["anonymous", "rater", "researcher", "admin"])
+def test_permission_matrix(method, url, expected, role):
+    tiny = tiny_study()
+    _, assignment = started(tiny)
+    client = client_for(role)
+    url = url.format(slug=tiny.study.slug, assignment=assignment.pk)
+    data = {"reason": "check", "approve": True}
+    response = getattr(client, method)(url, data, format="json")
+    assert response.status_code == expected[role], response.content

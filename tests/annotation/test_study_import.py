@@ -1,0 +1,271 @@
+import csv
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.errors import ImportFailed
+from annotation.models import ExpertScore, Session, SessionItem, Stimulus, TutorialPair
+from annotation.services.studies import study_build_sessions
+from annotation.services.study_import import study_import_manifest
+from tests.factories import make_study
+
+pytestmark = pytest.mark.django_db
+
+DIMS = ("subject", "completeness", "interaction")
+
+
+def write_manifest(folder: Path, rows: list[dict], columns: list[str] | None = None) -> Path:
+    for row in rows:
+        path = folder / row["path"]
+        if not path.exists() and not row.get("_missing"):
+            path.write_bytes(f"video bytes of {row['path']}".encode())
+    columns = columns or sorted(
+        {k for row in rows for k in row if not k.startswith("_")}, key=lambda c: (c != "path", c)
+    )
+    manifest = folder / "manifest.csv"
+    with open(manifest, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return manifest
+
+
+def expert(mean=60.0, sigma=10.0) -> dict:
+    return {f"{d}_{k}": v for d in DIMS for k, v in (("mean", mean), ("sigma", sigma))}
+
+
+def good_rows() -> list[dict]:
+    rows = [
+        {
+            "path": f"s{i}.mp4",
+            "role": "stimulus",
+            "prompt": f"prompt {i}",
+            "action": "Running",
+            "action_class": "whole-body",
+            "source_model": "M1",
+        }
+        for i in range(5)
+    ]
+    rows.append({"path": "g0.mp4", "role": "golden", **expert(70, 8)})
+    rows.append({"path": "q0.mp4", "role": "qualification", **expert(40, 12)})
+    rows += [
+        {
+            "path": "t_gen.mp4",
+            "role": "tutorial",
+            "tutorial_dimension": "subject",
+            "tutorial_pair": "p1",
+            "tutorial_kind": "generated",
+            "caption": "A man runs.",
+            "explanation": "Look at the legs.",
+        },
+        {
+            "path": "t_real.mp4",
+            "role": "tutorial",
+            "tutorial_dimension": "subject",
+            "tutorial_pair": "p1",
+            "tutorial_kind": "real",
+            "caption": "A man runs.",
+        },
+    ]
+    return rows
+
+
+def test_import_creates_stimuli_expert_scores_and_tutorial_pairs(tmp_path):
+    # given
+    study = make_study()
+    manifest = write_manifest(tmp_path, good_rows())
+    # when
+    report = study_import_manifest(study=study, manifest=manifest)
+    # then
+    assert len(report.created) == 9 and report.skipped == [] and report.tutorial_pairs == 1
+    roles = sorted(Stimulus.objects.filter(study=study).values_list("role", flat=True))
+    assert roles == ["golden", "qualification"] + ["stimulus"] * 5 + ["tutorial", "tutorial"]
+    golden = Stimulus.objects.get(study=study, role="golden")
+    assert sorted(golden.expert_scores.values_list("dimension__key", "mean", "sigma")) == [
+        ("completeness", 70.0, 8.0),
+        ("interaction", 70.0, 8.0),
+        ("subject", 70.0, 8.0),
+    ]
+    pair = TutorialPair.objects.get(study=study)
+    assert (pair.generated.original_name, pair.real.original_name) == ("t_gen.mp4", "t_real.mp4")
+    assert pair.dimension.key == "subject" and pair.explanation == "Look at the legs."
+    stimulus = Stimulus.objects.get(study=study, original_name="s3.mp4")
+    assert stimulus.prompt == "prompt 3" and stimulus.status == Stimulus.Status.PENDING
+    assert Path(stimulus.source_file.path).read_bytes() == b"video bytes of s3.mp4"
+
+
+def test_reimport_skips_known_checksums(tmp_path):
+    study = make_study()
+    manifest = write_manifest(tmp_path, good_rows())
+    study_import_manifest(study=study, manifest=manifest)
+    # when
+    report = study_import_manifest(study=study, manifest=manifest)
+    # then
+    assert report.created == [] and len(report.skipped) == 9
+    assert report.skipped[0] == (2, "already imported (same checksum)")
+    assert Stimulus.objects.filter(study=study).count() == 9
+    assert TutorialPair.objects.filter(study=study).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (
+            lambda rows: rows[2].update(_missing=True, path="gone.mp4"),
+            [(4, "file not found: gone.mp4")],
+        ),
+        (
+            lambda rows: rows[5].update(subject_mean="high"),
+            [(7, "subject_mean is not a number: 'high'")],
+        ),
+        (
+            lambda rows: rows[5].update(subject_mean="nan"),
+            [(7, "subject_mean is not a finite number: 'nan'")],
+        ),
+        (
+            lambda rows: rows[5].update(subject_mean="130"),
+            [(7, "subject_mean 130.0 is outside the scale [0.0, 100.0]")],
+        ),
+        (
+            lambda rows: rows[6].update(interaction_mean="", interaction_sigma=""),
+            [(8, "a qualification row needs expert scores for: interaction")],
+        ),
+        (
+            lambda rows: rows[1].update(role="practice"),
+            [(3, "unknown role 'practice' (one of stimulus, golden, qualification, tutorial)")],
+        ),
+        (
+            lambda rows: rows.append(dict(rows[0])),
+            [(11, "duplicate of line 2 (same file content)")],
+        ),
+        (
+            lambda rows: rows[8].update(tutorial_kind="generated"),
+            [(9, "tutorial pair 'p1' needs one generated and one real video")],
+        ),
+    ],
+)
+def test_bad_rows_are_reported_with_line_numbers_and_nothing_is_imported(
+    tmp_path, settings, mutate, expected
+):
+    # given
+    study = make_study()
+    rows = good_rows()
+    mutate(rows)
+    manifest = write_manifest(tmp_path, rows)
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then
+    assert caught.value.errors == expected
+    assert Stimulus.objects.filter(study=study).count() == 0
+    assert not any(Path(settings.MEDIA_ROOT).rglob("*.mp4"))
+
+
+def test_unknown_dimension_column_is_refused(tmp_path):
+    study = make_study()
+    rows = good_rows()
+    rows[5]["beauty_mean"] = "50"
+    manifest = write_manifest(tmp_path, rows)
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    assert caught.value.errors == [
+        (
+            1,
+            "unknown dimension 'beauty' in column 'beauty_mean' "
+            "(the study's dimensions: completeness, interaction, subject)",
+        )
+    ]
+    assert ExpertScore.objects.count() == 0
+
+
+def test_every_bad_row_is_reported_at_once(tmp_path):
+    study = make_study()
+    rows = good_rows()
+    rows[0].update(_missing=True, path="a.mp4")
+    rows[5]["subject_sigma"] = "-1"
+    manifest = write_manifest(tmp_path, rows)
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    assert caught.value.errors == [
+        (2, "file not found: a.mp4"),
+        (7, "subject_sigma must be positive, got -1.0"),
+    ]
+
+
+def test_a_failure_while_storing_rolls_everything_back(tmp_path, settings, monkeypatch):
+    # given: the database refuses the 4th stimulus
+    study = make_study()
+    manifest = write_manifest(tmp_path, good_rows())
+    original_save = Stimulus.save
+    calls = {"n": 0}
+
+    def failing_save(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise RuntimeError("disk full")
+        return original_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stimulus, "save", failing_save)
+    # when
+    with pytest.raises(RuntimeError):
+        study_import_manifest(study=study, manifest=manifest)
+    # then: no rows, and the files already copied were removed
+    assert Stimulus.objects.filter(study=study).count() == 0
+    assert not any(p.is_file() for p in Path(settings.MEDIA_ROOT).rglob("*"))
+
+
+def test_command_imports_and_splits_into_sessions(tmp_path, capsys):
+    manifest = write_manifest(tmp_path, good_rows())
+    call_command("import_study", str(manifest), "--study", "new", "--create", "New study")
+    out = capsys.readouterr().out
+    assert "imported 9 stimuli, 1 tutorial pairs, skipped 0; 1 new session(s)" in out
+    session = Session.objects.get(study__slug="new")
+    assert SessionItem.objects.filter(session=session, is_golden=False).count() == 5
+    assert SessionItem.objects.filter(session=session, is_golden=True).count() == 1
+
+
+def test_command_reports_bad_rows(tmp_path):
+    rows = good_rows()
+    rows[5]["subject_mean"] = "x"
+    manifest = write_manifest(tmp_path, rows)
+    with pytest.raises(CommandError) as caught:
+        call_command("import_study", str(manifest), "--study", "new", "--create", "New")
+    assert str(caught.value) == (
+        "1 bad row(s), nothing imported:\nline 7: subject_mean is not a number: 'x'"
+    )
+
+
+def test_session_split_is_seeded_and_last_session_smaller():
+    # given: 23 stimuli, sessions of 10, 3 golden in the pool, 2 per session
+    from tests.factories import StimulusFactory
+
+    study = make_study(session_size=10, golden_per_session=2, split_seed=42)
+    stimuli = StimulusFactory.create_batch(23, study=study)
+    StimulusFactory.create_batch(3, study=study, role=Stimulus.Role.GOLDEN)
+    # when
+    sessions = study_build_sessions(study=study)
+    # then
+    sizes = [s.items.filter(is_golden=False).count() for s in sessions]
+    assert sizes == [10, 10, 3]
+    assert all(s.items.filter(is_golden=True).count() == 2 for s in sessions)
+    covered = SessionItem.objects.filter(session__study=study, is_golden=False)
+    assert sorted(covered.values_list("stimulus_id", flat=True)) == sorted(s.pk for s in stimuli)
+    assert study_build_sessions(study=study) == []  # nothing new to split
+
+
+def test_session_split_is_reproducible():
+    from tests.factories import StimulusFactory
+
+    splits = []
+    for _ in range(2):
+        study = make_study(session_size=4, split_seed=3)
+        StimulusFactory.create_batch(9, study=study)
+        study_build_sessions(study=study)
+        ranks = {
+            pk: i for i, pk in enumerate(study.stimuli.order_by("pk").values_list("pk", flat=True))
+        }
+        splits.append(
+            [sorted(ranks[i.stimulus_id] for i in s.items.all()) for s in study.sessions.all()]
+        )
+    assert splits[0] == splits[1]
