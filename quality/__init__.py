@@ -1,0 +1,1 @@
+"""Quality analysis: MOS, agreement and rater screening over collected ratings."""

@@ -1,0 +1,110 @@
+"""The study's figures as PNG bytes (matplotlib, Agg): GAIA Fig. 2, 3, 5, 6 and 14.
+
+Each function takes plain data (DataFrames and dicts from a stored analysis run) and
+knows nothing of Django, so the same figures can be drawn from the CLI's output.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+FIGURES = {
+    "srcc-curve": "SRCC between two groups of raters against the number of raters (Fig. 2)",
+    "mos-by-model": "MOS distribution per source model (Fig. 3)",
+    "mos-by-class": "MOS per action class (Fig. 5)",
+    "model-ranking": "Source models ranked by mean MOS (Fig. 6)",
+    "mos-vs-std": "MOS against the standard deviation of ratings (Fig. 14)",
+}
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def srcc_curve(curve: dict[str, dict]) -> bytes:
+    """`curve`: {dimension: {n: {"mean", "low", "high"}}}."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for dimension, points in curve.items():
+        ns = sorted(points, key=int)
+        means = [points[n]["mean"] for n in ns]
+        ax.plot([int(n) for n in ns], means, marker="o", ms=3, label=dimension)
+        lows = [points[n].get("low", points[n]["mean"]) for n in ns]
+        highs = [points[n].get("high", points[n]["mean"]) for n in ns]
+        ax.fill_between([int(n) for n in ns], lows, highs, alpha=0.15)
+    ax.set_xlabel("raters per group")
+    ax.set_ylabel("mean SRCC between groups")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _png(fig)
+
+
+def mos_by_group(mos: pd.DataFrame, *, group: str, title: str) -> bytes:
+    """Box plots of MOS per `group` (source_model or action_class), one panel a dimension."""
+    dimensions = sorted(mos["dimension"].unique())
+    fig, axes = plt.subplots(
+        1, len(dimensions), figsize=(4.2 * len(dimensions), 4), squeeze=False, sharey=True
+    )
+    for ax, dimension in zip(axes[0], dimensions, strict=True):
+        part = mos[mos["dimension"] == dimension]
+        groups = sorted(part[group].fillna("unknown").unique())
+        data = [part.loc[part[group].fillna("unknown") == g, "mos"].to_numpy() for g in groups]
+        ax.boxplot(data, tick_labels=groups)
+        ax.set_title(dimension)
+        ax.tick_params(axis="x", rotation=60)
+        ax.set_ylim(0, 100)
+    axes[0][0].set_ylabel("MOS")
+    fig.suptitle(title)
+    return _png(fig)
+
+
+def model_ranking(mos: pd.DataFrame) -> bytes:
+    means = mos.groupby(["source_model", "dimension"])["mos"].mean().unstack("dimension")
+    means = means.assign(_all=means.mean(axis=1)).sort_values("_all").drop(columns="_all")
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(means) + 1.5))
+    means.plot.barh(ax=ax)
+    ax.set_xlabel("mean MOS")
+    ax.set_xlim(0, 100)
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def mos_vs_std(mos: pd.DataFrame) -> bytes:
+    dimensions = sorted(mos["dimension"].unique())
+    fig, axes = plt.subplots(1, len(dimensions), figsize=(4 * len(dimensions), 3.6), squeeze=False)
+    for ax, dimension in zip(axes[0], dimensions, strict=True):
+        part = mos[mos["dimension"] == dimension]
+        ax.scatter(part["mos"], part["std"], s=6, alpha=0.5)
+        ax.set_title(dimension)
+        ax.set_xlabel("MOS")
+    axes[0][0].set_ylabel("standard deviation of raw scores")
+    return _png(fig)
+
+
+def draw(name: str, *, mos: pd.DataFrame, summary: dict) -> bytes:
+    if name == "srcc-curve":
+        return srcc_curve(
+            summary.get("srcc_curve_detail")
+            or {
+                d: {n: {"mean": v} for n, v in points.items()}
+                for d, points in summary.get("srcc_curve", {}).items()
+            }
+        )
+    if name == "mos-by-model":
+        return mos_by_group(mos, group="source_model", title=FIGURES[name])
+    if name == "mos-by-class":
+        return mos_by_group(mos, group="action_class", title=FIGURES[name])
+    if name == "model-ranking":
+        return model_ranking(mos)
+    if name == "mos-vs-std":
+        return mos_vs_std(mos)
+    raise KeyError(name)

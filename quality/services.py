@@ -1,0 +1,143 @@
+"""Analysis runs: request one, compute it (in a Celery task), store what came out."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Study
+from config.task_dispatch import send_on_commit
+from quality.models import AnalysisRun
+from quality.selectors import ratings_frame
+
+logger = logging.getLogger(__name__)
+
+
+def analysis_settings_for(study: Study):
+    from quality.stats.analysis import AnalysisSettings
+
+    return AnalysisSettings(line_click_share=study.line_click_share, slider_step=study.slider_step)
+
+
+def analysis_run_request(*, study: Study, requested_by=None) -> AnalysisRun:
+    """Queue an analysis of the study's ratings as they are now (computed on commit)."""
+    from quality.tasks import run_analysis
+
+    settings = analysis_settings_for(study)
+    run = AnalysisRun.objects.create(
+        study=study, requested_by=requested_by, settings_snapshot=_settings_dict(settings)
+    )
+    send_on_commit(run_analysis, run.pk)
+    return run
+
+
+def _settings_dict(settings) -> dict:
+    from dataclasses import asdict
+
+    return asdict(settings)
+
+
+def _clean(value):
+    """JSON has no NaN: undefined statistics are stored as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def analysis_run_execute(*, run_id: int) -> None:
+    """Compute a queued run; a finished run is left alone, so a redelivery is harmless."""
+    from quality.stats.analysis import ANALYSIS_VERSION, AnalysisSettings, run_analysis
+
+    with transaction.atomic():
+        run = AnalysisRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status in (AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED):
+            return
+        run.status = AnalysisRun.Status.RUNNING
+        run.started_at = timezone.now()
+        run.save(update_fields=["status", "started_at"])
+    try:
+        ratings = ratings_frame(study=run.study)
+        AnalysisRun.objects.filter(pk=run.pk).update(progress=0.2, ratings_count=len(ratings))
+        if ratings.empty:
+            raise ValueError("the study has no ratings yet")
+        result = run_analysis(ratings=ratings, settings=AnalysisSettings(**run.settings_snapshot))
+    except Exception as exc:  # a failed analysis is recorded, never retried blindly
+        logger.exception("analysis run %s failed", run.pk)
+        AnalysisRun.objects.filter(pk=run.pk).update(
+            status=AnalysisRun.Status.FAILED, error=str(exc), finished_at=timezone.now()
+        )
+        return
+    summary = result.summary_dict()
+    summary["metric_agreement"] = metric_agreement_for(
+        run.study, result.mos, summary["all_combined"]
+    )
+    summary = _clean(summary)
+    AnalysisRun.objects.filter(pk=run.pk).update(
+        status=AnalysisRun.Status.DONE,
+        progress=1.0,
+        code_version=ANALYSIS_VERSION,
+        summary=summary,
+        exclusions=summary.get("exclusions", []),
+        mos=_clean(result.mos.to_dict(orient="records")),
+        finished_at=timezone.now(),
+    )
+
+
+def analyse_running_studies() -> list[int]:
+    """The periodic job: a fresh run for every running study that got new ratings."""
+    queued = []
+    for study in Study.objects.filter(state=Study.State.RUNNING):
+        last = study.analysis_runs.filter(status=AnalysisRun.Status.DONE).first()
+        newest = (
+            study.dimensions.values_list("ratings__received_at", flat=True)
+            .order_by("-ratings__received_at")
+            .first()
+        )
+        if newest is None or (last is not None and last.created_at >= newest):
+            continue
+        queued.append(analysis_run_request(study=study).pk)
+    return queued
+
+
+CONTENT_FEATURES = ["brightness", "contrast", "colorfulness", "sharpness", "si", "ti"]
+
+
+def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
+    """Agreement of every stored metric with every MOS dimension and All-Combined, over
+    the stimuli that have both (None when fewer than 5 have)."""
+    import pandas as pd
+
+    from media_pipeline.models import MetricScore
+    from quality.stats.metric_agreement import metric_benchmark
+
+    scores = pd.DataFrame(
+        list(
+            MetricScore.objects.filter(stimulus__study=study).values_list(
+                "stimulus_id", "metric", "value"
+            )
+        ),
+        columns=["video_id", "metric", "value"],
+    )
+    if scores.empty:
+        return None
+    metrics = scores.pivot_table(index="video_id", columns="metric", values="value")
+    targets = mos.pivot_table(index="video_id", columns="dimension", values="mos")
+    targets.index = targets.index.astype(int)
+    targets["all_combined"] = pd.Series({int(k): v for k, v in all_combined.items()})
+    common = metrics.dropna().index.intersection(targets.dropna().index)
+    if len(common) < 5:
+        return None
+    return metric_benchmark(
+        metrics={m: metrics.loc[common, m].to_numpy(float) for m in metrics.columns},
+        targets={t: targets.loc[common, t].to_numpy(float) for t in targets.columns},
+        draws=1000,
+        seed=0,
+        ridge_features=[f for f in CONTENT_FEATURES if f in metrics.columns],
+    ) | {"stimuli": int(len(common))}

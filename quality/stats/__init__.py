@@ -1,0 +1,1 @@
+"""Pure statistics over ratings (numpy/scipy only, no Django)."""

@@ -1,0 +1,42 @@
+"""Agreement of one rater with the experts: golden PLCC and the qualification share."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def golden_agreement_plcc(*, rater_scores: ArrayLike, expert_means: ArrayLike) -> float | None:
+    """Pearson linear correlation between a rater's golden answers and the expert means.
+
+    GAIA's golden gate: a rater continues only if this exceeds 0.7. None when it is
+    undefined (fewer than 3 pairs, or either side constant).
+    """
+    x = np.asarray(rater_scores, dtype=float)
+    y = np.asarray(expert_means, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError("rater_scores and expert_means must have the same length")
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    dx, dy = x - x.mean(), y - y.mean()
+    return float(np.dot(dx, dy) / np.sqrt(np.dot(dx, dx) * np.dot(dy, dy)))
+
+
+def qualification_share(
+    *,
+    rater_scores: ArrayLike,
+    expert_means: ArrayLike,
+    expert_sigmas: ArrayLike,
+    tolerance_sigma: float = 1.5,
+) -> float:
+    """Share of answers with |expert_mean - score| < tolerance_sigma * sigma_expert (GAIA)."""
+    x = np.asarray(rater_scores, dtype=float)
+    mean = np.asarray(expert_means, dtype=float)
+    sigma = np.asarray(expert_sigmas, dtype=float)
+    if x.size == 0:
+        return 0.0
+    return float(np.mean(np.abs(mean - x) < tolerance_sigma * sigma))
+
+
+def qualification_passed(share: float, pass_share: float = 0.75) -> bool:
+    return share >= pass_share
