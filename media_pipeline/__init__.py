@@ -1,0 +1,1 @@
+"""Media pipeline: probing and transcoding videos, and scoring them with metrics."""

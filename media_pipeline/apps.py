@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class MediaPipelineConfig(AppConfig):
+    name = "media_pipeline"

@@ -1,0 +1,24 @@
+"""The ffmpeg core: probe and transcode files; no ORM, no Django."""
+
+from media_pipeline.ffmpeg.errors import (
+    CorruptVideo,
+    MediaError,
+    NotAVideo,
+    TranscodeFailed,
+    TranscodeTimeout,
+)
+from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
+from media_pipeline.ffmpeg.transcode import TranscodeResult, transcode
+
+__all__ = [
+    "CorruptVideo",
+    "MediaError",
+    "NotAVideo",
+    "ProbeResult",
+    "TranscodeFailed",
+    "TranscodeResult",
+    "TranscodeTimeout",
+    "probe",
+    "sha256_file",
+    "transcode",
+]

@@ -1,0 +1,81 @@
+"""`python -m media_pipeline transcode SRC --out DIR [--keep-audio]`: one JSON object.
+
+Exit codes: 0 done; 2 the file cannot become a rendition (not a video, corrupt, ffmpeg
+failed: final); 3 time limit reached (transient, worth retrying).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+EXIT_TIMEOUT = 3
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "transcode",
+        help="make the browser rendition (H.264 High, native size and rate) and poster",
+        description="Prints one JSON object; exits 2 on bad input, 3 on time-out.",
+    )
+    parser.add_argument("src", type=Path, help="the source video")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--keep-audio", action="store_true", help="keep sound (as AAC)")
+    parser.add_argument("--stem", default=None, help="output name (default: SHA-256 of SRC)")
+    parser.add_argument("--timeout", type=float, default=None, help="limit in seconds")
+    parser.set_defaults(handler=run)
+
+
+def _error(exc: Exception, code: int) -> int:
+    print(json.dumps({"status": "error", "error": str(exc), "error_class": type(exc).__name__}))
+    print(f"error: {exc}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here so `python -m media_pipeline --help` stays instant.
+    from media_pipeline.ffmpeg.errors import MediaError, TranscodeTimeout
+    from media_pipeline.ffmpeg.transcode import transcode
+
+    try:
+        result = transcode(
+            src=args.src,
+            out_dir=args.out,
+            keep_audio=args.keep_audio,
+            timeout_s=args.timeout,
+            stem=args.stem,
+        )
+    except TranscodeTimeout as exc:
+        return _error(exc, EXIT_TIMEOUT)
+    except (MediaError, ValueError) as exc:
+        return _error(exc, EXIT_BAD_INPUT)
+    source = result.source
+    print(
+        json.dumps(
+            {
+                "status": "ok",
+                "width": source.width,
+                "height": source.height,
+                "fps": source.fps,
+                "fps_exact": source.fps_exact,
+                "frames": source.frames,
+                "duration": source.duration,
+                "is_vfr": source.is_vfr,
+                "source_codec": source.codec,
+                "source_container": source.container,
+                "output": result.output,
+                "poster": result.poster,
+                "rendition_width": result.width,
+                "rendition_height": result.height,
+                "padded": bool(result.pad_right or result.pad_bottom),
+                "pad_right": result.pad_right,
+                "pad_bottom": result.pad_bottom,
+                "has_audio": result.has_audio,
+                "elapsed_s": result.elapsed_s,
+            }
+        )
+    )
+    return 0

@@ -1,0 +1,21 @@
+"""Errors of the ffmpeg core, worded for the admin who reads them in the job list."""
+
+
+class MediaError(Exception):
+    """The file cannot become a browser rendition: final, retrying will not help."""
+
+
+class NotAVideo(MediaError):
+    """Empty, not a media file at all, or a media file without a video stream."""
+
+
+class CorruptVideo(MediaError):
+    """A video container that cannot be decoded to the end (truncated, damaged)."""
+
+
+class TranscodeFailed(MediaError):
+    """ffmpeg stopped with an error on a file that probed fine."""
+
+
+class TranscodeTimeout(Exception):
+    """ffmpeg ran past its time limit: transient (a busy machine), worth a retry."""

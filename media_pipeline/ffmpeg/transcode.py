@@ -1,0 +1,377 @@
+"""The browser rendition: H.264 High, yuv420p 8-bit, +faststart, native size and frame rate.
+
+Raters must see each video exactly as generated, so nothing is scaled and no frame is
+dropped or duplicated:
+
+- Frame timing: `-fps_mode passthrough` hands every decoded frame to the encoder with its
+  own timestamp. Constant-rate sources keep their exact rate; variable-rate sources (GIFs
+  with uneven delays, VFR recordings) keep every frame's presentation time, where `-r` or
+  `-fps_mode cfr` would duplicate or drop frames to fit a grid.
+- Size: libx264 in 4:2:0 needs even dimensions, and an H.264 crop window cannot remove
+  an odd pixel in 4:2:0 (crop units are 2 pixels), so an odd width or height is padded by
+  exactly one pixel on the right or bottom and the padding is recorded (`pad_right`,
+  `pad_bottom`) for the player to hide. The pad pixel copies its neighbour
+  (`fillborders=mode=smear`) instead of being black, because in 4:2:0 it shares a chroma
+  sample with the last real column or row and black would bleed into it.
+- Colour: RGB sources (GIF, PNG-based) are converted with the BT.709 matrix and tagged
+  BT.709, so browsers do not guess the matrix; YUV sources keep their samples as they are.
+- Privacy of the design: container metadata (encoder, title, comments naming the model)
+  is not copied, so a rater inspecting the file cannot learn the source model.
+- Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
+  after ffmpeg succeeded and the re-probe agrees with the source, so a half-written
+  rendition is never served and a good one is replaced only by a good one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import ffmpeg
+
+from media_pipeline.ffmpeg.errors import (
+    CorruptVideo,
+    TranscodeFailed,
+    TranscodeTimeout,
+)
+from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
+
+FFMPEG = "ffmpeg"
+# The rendition's encoder settings; bench/transcode.py spells the same ones out by hand.
+ENCODER = {
+    "c:v": "libx264",
+    "profile:v": "high",
+    "pix_fmt": "yuv420p",
+    "preset": "medium",
+    "crf": 18,  # visually transparent for raters; AI clips are short, size matters little
+    "movflags": "+faststart",  # moov before mdat: playback starts before the download ends
+    "fps_mode": "passthrough",
+}
+AUDIO = {"c:a": "aac", "b:a": "160k"}
+POSTER_QUALITY = 2  # mjpeg -q:v, 2 is the best useful quality
+# stderr phrases that mean the input could not be decoded, not that ffmpeg itself failed.
+DECODE_ERRORS = (
+    "Invalid data",
+    "rror while decoding",
+    "corrupt",
+    "partial file",
+    "Invalid NAL",
+    "ended prematurely",
+)
+RGB_PREFIXES = ("rgb", "bgr", "argb", "abgr", "gbr", "pal8", "0rgb", "0bgr", "ya")
+STDERR_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class TranscodeResult:
+    """A finished rendition. `width`/`height` are the rendition's (source + padding);
+    the source's own shape is `source`. `fps`, `frames`, `duration` are re-probed from
+    the rendition, `elapsed_s` is the wall time of the whole call."""
+
+    source: ProbeResult
+    output: str
+    poster: str
+    stem: str
+    width: int
+    height: int
+    pad_right: int
+    pad_bottom: int
+    fps: float
+    fps_exact: str
+    frames: int
+    duration: float
+    has_audio: bool
+    elapsed_s: float
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["source"] = self.source.as_dict()
+        return data
+
+
+def _is_rgb(pix_fmt: str) -> bool:
+    return pix_fmt.startswith(RGB_PREFIXES)
+
+
+def rendition_command(
+    *,
+    src: Path,
+    source: ProbeResult,
+    output: Path,
+    poster: Path,
+    keep_audio: bool,
+    progress: bool = True,
+) -> list[str]:
+    """The one ffmpeg command line that writes the rendition and the poster.
+
+    One decode feeds two outputs: the H.264 rendition and the poster, the first frame at
+    the source's native size (JPEG, before any padding), so the poster costs no process.
+    """
+    stream = ffmpeg.input(str(src))
+    video = stream["v:0"]
+    pad_right, pad_bottom = source.width % 2, source.height % 2
+    extra: dict = {}
+    if _is_rgb(source.pix_fmt):
+        video = video.filter("scale", out_color_matrix="bt709", out_range="tv").filter(
+            "format", "yuv444p"
+        )
+        extra = {"colorspace": "bt709", "color_primaries": "bt709", "color_trc": "bt709"}
+    if pad_right or pad_bottom:
+        video = video.filter(
+            "pad", source.width + pad_right, source.height + pad_bottom, 0, 0
+        ).filter("fillborders", right=pad_right, bottom=pad_bottom, mode="smear")
+    streams = [video]
+    if keep_audio and source.has_audio:
+        streams.append(stream["a:0"])
+        extra.update(AUDIO)
+    else:
+        extra["an"] = None
+    rendition = ffmpeg.output(
+        *streams,
+        str(output),
+        f="mp4",
+        map_metadata=-1,
+        map_chapters=-1,
+        **ENCODER,
+        **extra,
+    )
+    still = ffmpeg.output(
+        stream["v:0"], str(poster), f="image2", update=1, vframes=1, **{"q:v": POSTER_QUALITY}
+    )
+    global_args = ["-nostdin", "-hide_banner", "-v", "error", "-xerror"]
+    if progress:
+        global_args += ["-progress", "pipe:1", "-nostats"]
+    return (
+        ffmpeg.merge_outputs(rendition, still)
+        .global_args(*global_args)
+        .overwrite_output()
+        .compile(cmd=FFMPEG)
+    )
+
+
+class _Progress:
+    """Turns ffmpeg's `-progress` key=value lines into a monotone fraction below 1.0.
+
+    fraction = max(out_time / duration, frame / frames): time is exact for CFR and VFR
+    alike, the frame count helps where the container's duration is missing. 1.0 is kept
+    for "the rendition is in place", so it is sent only after the rename.
+    """
+
+    def __init__(self, *, source: ProbeResult, callback: Callable[[float], None] | None):
+        self.duration, self.frames, self.callback = source.duration, source.frames, callback
+        self.last = 0.0
+
+    def feed(self, line: str) -> None:
+        if self.callback is None:
+            return
+        key, _, value = line.strip().partition("=")
+        if not value.isdigit():
+            return  # "N/A" before the first frame
+        if key == "out_time_us" and self.duration > 0:
+            fraction = int(value) / 1e6 / self.duration
+        elif key == "frame" and self.frames > 0:
+            fraction = int(value) / self.frames
+        else:
+            return
+        fraction = min(0.99, fraction)
+        if fraction > self.last:
+            self.last = fraction
+            self.callback(fraction)
+
+
+def _run(args: list[str], *, progress: _Progress, timeout_s: float | None) -> None:
+    """Run ffmpeg, feeding progress; kill it at the deadline even if it prints nothing."""
+    process = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    timed_out = threading.Event()
+
+    def kill_at_deadline() -> None:
+        timed_out.set()
+        process.kill()
+
+    watchdog = threading.Timer(timeout_s, kill_at_deadline) if timeout_s else None
+    stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+    reader = threading.Thread(target=lambda: stderr_tail.extend(process.stderr), daemon=True)
+    reader.start()
+    if watchdog:
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        for line in process.stdout:
+            progress.feed(line)
+        code = process.wait()
+    finally:
+        if watchdog:
+            watchdog.cancel()
+        if process.poll() is None:  # the callback raised: do not leave ffmpeg running
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+    if timed_out.is_set():
+        raise TranscodeTimeout(
+            f"transcode timed out: ffmpeg ran past its limit of {timeout_s:g} s and was "
+            "stopped; worth retrying when the machine is less busy"
+        )
+    if code != 0:
+        tail = "".join(stderr_tail).strip() or "(no message)"
+        if any(marker in tail for marker in DECODE_ERRORS):
+            last = tail.splitlines()[-1]
+            raise CorruptVideo(f"corrupt video: decoding failed part-way ({last})")
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        raise TranscodeFailed(f"transcode failed: ffmpeg {how}: {tail}")
+
+
+def reprobe_rendition(path: Path) -> ProbeResult:
+    """Read a finished rendition's index in-process with PyAV (libavformat, as ffprobe).
+
+    Our own MP4 has a complete index, so nothing needs counting; doing it in-process
+    saves the ~80 ms start of a second Debian ffprobe per video, which was most of the
+    pipeline's overhead over a bare ffmpeg run (bench/transcode.py).
+    """
+    import av  # lazily: a worker pays the import once, `--help` never
+
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            rate = stream.average_rate or stream.guessed_rate or Fraction(0)
+            duration = float(container.duration or 0) / av.time_base
+            if stream.duration is not None and stream.time_base:
+                duration = float(stream.duration * stream.time_base)
+            return ProbeResult(
+                container=container.format.name,
+                codec=stream.codec_context.name,
+                width=stream.codec_context.width,
+                height=stream.codec_context.height,
+                fps=round(float(rate), 6),
+                fps_exact=f"{rate.numerator}/{rate.denominator}",
+                frames=stream.frames,
+                duration=round(duration, 6),
+                has_audio=bool(container.streams.audio),
+                pix_fmt=stream.codec_context.pix_fmt or "",
+                is_vfr=False,
+                rotation=0,
+                coded_width=stream.codec_context.width,
+                coded_height=stream.codec_context.height,
+            )
+    except (av.error.FFmpegError, IndexError) as exc:
+        raise TranscodeFailed(f"transcode failed: the rendition cannot be read ({exc})") from None
+
+
+def _check(source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int]) -> None:
+    """The rendition must show the source unchanged: size (+ padding), frames, rate."""
+    expected = (source.width + pad[0], source.height + pad[1])
+    problems = []
+    if (rendition.width, rendition.height) != expected:
+        problems.append(
+            f"size {rendition.width}x{rendition.height}, expected {expected[0]}x{expected[1]}"
+        )
+    if (rendition.codec, rendition.pix_fmt) != ("h264", "yuv420p"):
+        problems.append(f"format {rendition.codec}/{rendition.pix_fmt}, expected h264/yuv420p")
+    if rendition.frames != source.frames:
+        problems.append(f"{rendition.frames} frames, the source has {source.frames}")
+    # 0.5 % is far below any confusion of real rates (24 vs 25 fps is 4 %); for VFR the
+    # average rate also depends on the last frame's duration, hence the wider margin.
+    tolerance = 0.03 if source.is_vfr else 0.005
+    if source.fps and abs(rendition.fps / source.fps - 1) > tolerance:
+        problems.append(f"{rendition.fps:g} fps, the source has {source.fps:g}")
+    if problems:
+        raise TranscodeFailed("transcode failed: the rendition differs: " + "; ".join(problems))
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _check_stem(stem: str) -> str:
+    if not stem or stem.startswith(".") or "/" in stem or "\\" in stem or "\0" in stem:
+        raise ValueError(f"stem must be a plain file name, got {stem!r}")
+    return stem
+
+
+def transcode(
+    *,
+    src: Path | str,
+    out_dir: Path | str,
+    keep_audio: bool = False,
+    on_progress: Callable[[float], None] | None = None,
+    timeout_s: float | None = None,
+    stem: str | None = None,
+) -> TranscodeResult:
+    """Write `<stem>.mp4` (the rendition) and `<stem>.jpg` (the poster) into `out_dir`.
+
+    `stem` defaults to the SHA-256 of the source bytes, so a re-run for the same content
+    lands on the same names. Raises `NotAVideo`/`CorruptVideo` for bad input,
+    `TranscodeFailed` when ffmpeg fails on input that probed fine or the rendition does not
+    match the source (all `MediaError`: final), `TranscodeTimeout` after `timeout_s`
+    (transient). On any error nothing new is left in `out_dir` and an earlier good
+    rendition with the same stem is untouched. `on_progress` gets fractions in [0, 1],
+    non-decreasing, the last one 1.0 once the files are in place.
+    """
+    started = time.monotonic()
+    src, out_dir = Path(src), Path(out_dir)
+    if stem is not None:
+        _check_stem(stem)
+    source = probe(src)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    token = uuid.uuid4().hex[:12]
+    if stem is not None:
+        # A run killed mid-write (a worker lost) leaves its part files behind; the caller
+        # runs one job per stem at a time, so any part file of this stem is stale.
+        for stale in out_dir.glob(f".{stem}.*.part.*"):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+        token = f"{stem}.{token}"
+    tmp_output, tmp_poster = out_dir / f".{token}.part.mp4", out_dir / f".{token}.part.jpg"
+    pad = (source.width % 2, source.height % 2)
+    args = rendition_command(
+        src=src, source=source, output=tmp_output, poster=tmp_poster, keep_audio=keep_audio
+    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The checksum is read while ffmpeg encodes: it costs no wall time.
+        checksum = pool.submit(sha256_file, src) if stem is None else None
+        try:
+            _run(args, progress=_Progress(source=source, callback=on_progress), timeout_s=timeout_s)
+            rendition = reprobe_rendition(tmp_output)
+            _check(source, rendition, pad)
+            if not tmp_poster.is_file() or tmp_poster.stat().st_size == 0:
+                raise TranscodeFailed("transcode failed: ffmpeg wrote no poster frame")
+            stem = stem if checksum is None else checksum.result()
+            output, poster = out_dir / f"{stem}.mp4", out_dir / f"{stem}.jpg"
+            for path in (tmp_output, tmp_poster):
+                _fsync(path)
+            os.replace(tmp_poster, poster)
+            os.replace(tmp_output, output)
+        finally:
+            for leftover in (tmp_output, tmp_poster):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+    if on_progress:
+        on_progress(1.0)
+    return TranscodeResult(
+        source=source,
+        output=str(output),
+        poster=str(poster),
+        stem=stem,
+        width=rendition.width,
+        height=rendition.height,
+        pad_right=pad[0],
+        pad_bottom=pad[1],
+        fps=rendition.fps,
+        fps_exact=rendition.fps_exact,
+        frames=rendition.frames,
+        duration=rendition.duration,
+        has_audio=rendition.has_audio,
+        elapsed_s=round(time.monotonic() - started, 3),
+    )

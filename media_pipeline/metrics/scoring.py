@@ -1,0 +1,243 @@
+"""Scoring videos: one decode pass, every selected metric, on the chosen device.
+
+Content metrics run chunk by chunk while the video decodes; the frame views of the
+checkpoint metrics (8 uniform frames for CLIP, every frame at 224 for DINO) are gathered
+from the same chunks and scored after the pass. A checkpoint metric whose weights are
+missing or wrong is reported unavailable with the reason; the others still run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from media_pipeline.metrics import content, preprocess
+from media_pipeline.metrics.checkpoints import load_group
+from media_pipeline.metrics.decode import FramePlan, FrameStream
+from media_pipeline.metrics.registry import ContentChunk, Metric, available_metrics, get_metric
+from media_pipeline.metrics.weights import WeightsUnavailable, verified_files
+
+DEFAULT_BATCH_SIZE = 32
+
+# fewest per-frame values a metric needs (TI: one frame pair; flicker: a second difference)
+MIN_FRAMES = {"ti": 2, "ti_p910": 2, "motion": 2, "flicker": 3, "subject_consistency": 2}
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """values {metric: value}; unavailable {metric: reason}; runtimes {metric: seconds of
+    compute, decode excluded}; decode_s: the decode pass (including the RGB conversion)."""
+
+    values: dict[str, float]
+    unavailable: dict[str, str]
+    device: str
+    runtimes: dict[str, float]
+    frames_decoded: int
+    decode_s: float = 0.0
+    batch_size: int = DEFAULT_BATCH_SIZE
+
+
+def pick_device(device: str | None) -> str:
+    """`device` as given, else CUDA when present; asking for CUDA without one is an error."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("device cuda requested but CUDA is not available")
+    return device
+
+
+def _select(metric_names: Sequence[str] | None) -> list[Metric]:
+    if metric_names is None:
+        return available_metrics()
+    return [get_metric(name) for name in dict.fromkeys(metric_names)]
+
+
+class _Clock:
+    """Per-metric compute time; on CUDA it waits for the kernels so the time is real."""
+
+    def __init__(self, device: str) -> None:
+        self.cuda = device.startswith("cuda")
+        self.times: dict[str, float] = {}
+
+    def timed(self, name: str, fn, *args, **kwargs):
+        start = time.perf_counter()
+        result = fn(*args, **kwargs)
+        if self.cuda:
+            torch.cuda.synchronize()
+        self.times[name] = self.times.get(name, 0.0) + time.perf_counter() - start
+        return result
+
+
+def score_video(
+    *,
+    path: Path,
+    prompt: str | None = None,
+    metric_names: Sequence[str] | None = None,
+    weights_dir: Path | None = None,
+    device: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    weight_sha256: Mapping[str, str] | None = None,
+) -> ScoreReport:
+    """Values of the selected metrics (default: every registered one) for one video.
+
+    Raises KeyError for an unknown metric name, ValueError (VideoDecodeError) for a file
+    with no decodable video. `weight_sha256` pins weight files ({relative name: sha256})
+    over the registry's placeholders.
+    """
+    device = pick_device(device)
+    metrics = _select(metric_names)
+    unavailable: dict[str, str] = {}
+    scorers: dict[str, object] = {}
+    group_errors: dict[str, str] = {}
+    runnable: list[Metric] = []
+    for metric in metrics:
+        if metric.needs_prompt and not (prompt and prompt.strip()):
+            unavailable[metric.name] = "needs a prompt"
+            continue
+        if metric.needs_weights:
+            if metric.group not in scorers and metric.group not in group_errors:
+                try:
+                    files = verified_files(metric, weights_dir=weights_dir, pins=weight_sha256)
+                    scorers[metric.group] = load_group(metric.group, files, device=device)
+                except WeightsUnavailable as exc:
+                    group_errors[metric.group] = str(exc)
+            if metric.group in group_errors:
+                unavailable[metric.name] = group_errors[metric.group]
+                continue
+        runnable.append(metric)
+
+    clock = _Clock(device)
+    values: dict[str, float] = {}
+    frames_decoded = 0
+    decode_s = 0.0
+    if runnable:
+        values, frames_decoded, decode_s = _run(
+            path=Path(path),
+            metrics=runnable,
+            scorers=scorers,
+            prompt=prompt,
+            device=device,
+            batch_size=batch_size,
+            clock=clock,
+            unavailable=unavailable,
+        )
+    return ScoreReport(
+        values=values,
+        unavailable=unavailable,
+        device=device,
+        runtimes={m.name: clock.times.get(m.name, 0.0) for m in runnable if m.name in values},
+        frames_decoded=frames_decoded,
+        decode_s=decode_s,
+        batch_size=batch_size,
+    )
+
+
+def score_videos(
+    *,
+    paths: Sequence[Path],
+    prompts: Sequence[str | None] | None = None,
+    metric_names: Sequence[str] | None = None,
+    weights_dir: Path | None = None,
+    device: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    weight_sha256: Mapping[str, str] | None = None,
+) -> list[ScoreReport]:
+    """score_video for several videos; models load once (they are cached per process)."""
+    prompts = list(prompts) if prompts is not None else [None] * len(paths)
+    return [
+        score_video(
+            path=path,
+            prompt=prompt,
+            metric_names=metric_names,
+            weights_dir=weights_dir,
+            device=device,
+            batch_size=batch_size,
+            weight_sha256=weight_sha256,
+        )
+        for path, prompt in zip(paths, prompts, strict=True)
+    ]
+
+
+def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailable):
+    content_metrics = [m for m in metrics if m.per_chunk is not None]
+    groups = {m.group for m in metrics if m.group}
+    plan = FramePlan.for_samplings(m.sampling for m in metrics)
+    stream = FrameStream(path=path, plan=plan, chunk_size=batch_size)
+    per_frame: dict[str, list[torch.Tensor]] = {m.name: [] for m in content_metrics}
+    clip_frames: list[torch.Tensor] = []
+    dino_frames: list[torch.Tensor] = []
+    carry: tuple[torch.Tensor, int] | None = None
+    decode_s = 0.0
+    weights = torch.tensor(content.LUMA, dtype=torch.float32, device=device)
+    with torch.inference_mode():
+        iterator = iter(stream)
+        while True:
+            started = time.perf_counter()
+            decoded = next(iterator, None)
+            decode_s += time.perf_counter() - started
+            if decoded is None:
+                break
+            rgb = torch.from_numpy(decoded.rgb).to(device)
+            index = torch.from_numpy(decoded.index)  # stays on the host: masks need no sync
+            if content_metrics:
+                chunk = ContentChunk(
+                    rgb=rgb,
+                    index=index,
+                    luma=rgb.to(torch.float32) @ weights,
+                    every_kth=plan.every_kth,
+                    carry_luma=carry[0] if carry else None,
+                    carry_index=carry[1] if carry else -2,
+                )
+                for metric in content_metrics:
+                    per_frame[metric.name].append(clock.timed(metric.name, metric.per_chunk, chunk))
+                carry = (chunk.luma[-1], int(decoded.index[-1]))
+            if "clip" in groups:
+                rows = np.isin(decoded.index, stream.uniform).nonzero()[0]
+                clip_frames.append(rgb.index_select(0, torch.as_tensor(rows, device=device)))
+            if "dino" in groups:
+                dino_frames.append(clock.timed("subject_consistency", preprocess.dino_resize, rgb))
+
+        values: dict[str, float] = {}
+        for metric in content_metrics:
+            joined = torch.cat(per_frame[metric.name])
+            if joined.numel() < (1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)):
+                unavailable[metric.name] = (
+                    f"needs at least {MIN_FRAMES.get(metric.name, 1)} frames, "
+                    f"the video has {stream.frames_decoded}"
+                )
+                continue
+            if metric.reduce == "clip":  # flicker: a whole-clip statistic of the frame means
+                value = clock.timed(metric.name, content.flicker, joined)
+            elif metric.reduce == "max":
+                value = joined.max()
+            else:
+                value = joined.mean()
+            values[metric.name] = float(value)
+        selected = {m.name for m in metrics}
+        if "clip" in groups:
+            frames = torch.cat(clip_frames)
+            result = clock.timed(
+                "clip_cosine", scorers["clip"].scores, frames, prompt, batch_size=batch_size
+            )
+            clock.times["clip_score"] = clock.times["clip_cosine"]  # one shared model run
+            values.update({k: v for k, v in result.items() if k in selected})
+        if "dino" in groups:
+            resized = [f for f in dino_frames if f.numel()]
+            if stream.frames_decoded < 2:
+                unavailable["subject_consistency"] = "needs at least 2 frames"
+            else:
+                dino = scorers["dino"]
+                features = torch.cat(
+                    [
+                        clock.timed("subject_consistency", dino.features, batch)
+                        for frames in resized
+                        for batch in frames.split(batch_size)
+                    ]
+                )
+                values["subject_consistency"] = dino.consistency(features)
+    return values, stream.frames_decoded, decode_s

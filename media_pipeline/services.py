@@ -1,0 +1,260 @@
+"""Processing jobs for stimuli: enqueue, run (idempotently), record the outcome."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Stimulus
+from config.task_dispatch import send_now, send_on_commit
+from media_pipeline.models import MetricScore, ProcessingJob
+
+logger = logging.getLogger(__name__)
+
+
+class TransientProcessingError(Exception):
+    """Worth retrying: a time-out or a resource hiccup, not a bad file."""
+
+
+def stimuli_enqueue_processing(stimulus_ids: Iterable[int]) -> list[int]:
+    """Queue a transcode job for each stimulus that has neither an open nor a finished one."""
+    from media_pipeline.tasks import transcode_stimulus
+
+    job_ids = []
+    for stimulus_id in stimulus_ids:
+        if ProcessingJob.objects.filter(
+            stimulus_id=stimulus_id,
+            kind=ProcessingJob.Kind.TRANSCODE,
+            status__in=[
+                ProcessingJob.Status.QUEUED,
+                ProcessingJob.Status.RUNNING,
+                ProcessingJob.Status.DONE,
+            ],
+        ).exists():
+            continue
+        try:
+            with transaction.atomic():
+                job = ProcessingJob.objects.create(
+                    stimulus_id=stimulus_id, kind=ProcessingJob.Kind.TRANSCODE
+                )
+        except IntegrityError:
+            continue  # another process queued it at the same moment
+        job_ids.append(job.pk)
+        send_on_commit(transcode_stimulus, job.pk)
+    return job_ids
+
+
+def _claim(job_id: int) -> ProcessingJob | None:
+    """Lock the job and mark it running; None when there is nothing left to do."""
+    with transaction.atomic():
+        job = (
+            ProcessingJob.objects.select_for_update()
+            .select_related("stimulus__study")
+            .filter(pk=job_id)
+            .first()
+        )
+        if job is None or job.status in (ProcessingJob.Status.DONE, ProcessingJob.Status.FAILED):
+            return None
+        job.status = ProcessingJob.Status.RUNNING
+        job.attempts += 1
+        job.started_at = timezone.now()
+        job.save(update_fields=["status", "attempts", "started_at"])
+        Stimulus.objects.filter(pk=job.stimulus_id).update(status=Stimulus.Status.PROCESSING)
+    return job
+
+
+def _fail(job: ProcessingJob, message: str) -> None:
+    with transaction.atomic():
+        ProcessingJob.objects.filter(pk=job.pk).update(
+            status=ProcessingJob.Status.FAILED, error=message, finished_at=timezone.now()
+        )
+        Stimulus.objects.filter(pk=job.stimulus_id).update(
+            status=Stimulus.Status.FAILED, processing_error=message
+        )
+    logger.warning("transcode of stimulus %s failed: %s", job.stimulus_id, message)
+
+
+def transcode_job_run(*, job_id: int) -> None:
+    """Transcode a stimulus into its browser rendition; safe to run again at any point.
+
+    A finished job is skipped. The rendition is written under a name derived from the
+    content checksum, atomically, so a re-run after a crash overwrites nothing good.
+    A bad file (corrupt, empty, not a video) ends the job as FAILED with an admin's
+    message; a time-out raises TransientProcessingError for the task to retry.
+    """
+    from media_pipeline import ffmpeg
+
+    job = _claim(job_id)
+    if job is None:
+        return
+    stimulus = job.stimulus
+    out_dir = Path(settings.MEDIA_ROOT) / "renditions" / stimulus.checksum[:2]
+
+    def on_progress(fraction: float) -> None:
+        ProcessingJob.objects.filter(pk=job.pk).update(progress=round(fraction, 3))
+
+    try:
+        result = ffmpeg.transcode(
+            src=Path(stimulus.source_file.path),
+            out_dir=out_dir,
+            keep_audio=not stimulus.study.drop_audio,
+            on_progress=on_progress,
+            timeout_s=settings.MOSAIC_TRANSCODE_TIMEOUT_S,
+            stem=stimulus.checksum,
+        )
+    except ffmpeg.TranscodeTimeout as exc:
+        ProcessingJob.objects.filter(pk=job.pk).update(
+            status=ProcessingJob.Status.QUEUED, error=str(exc)
+        )
+        raise TransientProcessingError(str(exc)) from exc
+    except ffmpeg.MediaError as exc:
+        # Name the file as the admin knows it, not by its storage name.
+        _fail(
+            job,
+            str(exc).replace(
+                Path(stimulus.source_file.name).name,
+                stimulus.original_name or stimulus.source_file.name,
+            ),
+        )
+        return
+
+    media_root = Path(settings.MEDIA_ROOT)
+    source = result.source
+    with transaction.atomic():
+        Stimulus.objects.filter(pk=stimulus.pk).update(
+            status=Stimulus.Status.READY,
+            processing_error="",
+            rendition=str(Path(result.output).relative_to(media_root)),
+            poster=str(Path(result.poster).relative_to(media_root)),
+            width=source.width,
+            height=source.height,
+            fps=source.fps,
+            frame_count=source.frames,
+            duration_s=source.duration,
+            codec=source.codec,
+            metadata=result.as_dict(),
+        )
+        ProcessingJob.objects.filter(pk=job.pk).update(
+            status=ProcessingJob.Status.DONE,
+            progress=1.0,
+            error="",
+            result=result.as_dict(),
+            finished_at=timezone.now(),
+        )
+        # Every processed video is scored by the baseline metrics (gpu queue).
+        transaction.on_commit(lambda: stimuli_enqueue_scoring([stimulus.pk]))
+
+
+def stimuli_enqueue_scoring(stimulus_ids: Iterable[int]) -> list[int]:
+    """Queue metric scoring (gpu queue) for each READY stimulus without an open score job."""
+    from media_pipeline.tasks import score_stimulus
+
+    job_ids = []
+    for stimulus_id in stimulus_ids:
+        try:
+            with transaction.atomic():
+                job = ProcessingJob.objects.create(
+                    stimulus_id=stimulus_id, kind=ProcessingJob.Kind.SCORE
+                )
+        except IntegrityError:
+            continue  # one is queued or running already
+        job_ids.append(job.pk)
+        send_on_commit(score_stimulus, job.pk)
+    return job_ids
+
+
+def score_job_run(*, job_id: int) -> None:
+    """Score one video with every available metric not yet stored at its version.
+
+    Idempotent per (video, metric, version): stored scores are skipped, so a redelivered
+    task only computes what is missing. Metrics whose weights are absent are recorded
+    as unavailable in the job's result with the reason.
+    """
+    from media_pipeline.metrics import registry
+    from media_pipeline.metrics.scoring import score_video
+
+    with transaction.atomic():
+        job = (
+            ProcessingJob.objects.select_for_update()
+            .select_related("stimulus")
+            .filter(pk=job_id)
+            .first()
+        )
+        if job is None or job.status in (ProcessingJob.Status.DONE, ProcessingJob.Status.FAILED):
+            return
+        job.status = ProcessingJob.Status.RUNNING
+        job.attempts += 1
+        job.started_at = timezone.now()
+        job.save(update_fields=["status", "attempts", "started_at"])
+    stimulus = job.stimulus
+    done = set(MetricScore.objects.filter(stimulus=stimulus).values_list("metric", "version"))
+    wanted = [m.name for m in registry.available_metrics() if (m.name, m.version) not in done]
+    path = Path(settings.MEDIA_ROOT) / (stimulus.rendition.name or stimulus.source_file.name)
+    try:
+        report = score_video(
+            path=path,
+            prompt=stimulus.prompt or None,
+            metric_names=wanted,
+            weights_dir=Path(settings.MOSAIC_WEIGHTS_DIR),
+            weight_sha256=settings.MOSAIC_WEIGHT_SHA256,
+            device=None,
+        )
+    except Exception as exc:  # a video the decoder cannot read: recorded, not retried
+        ProcessingJob.objects.filter(pk=job.pk).update(
+            status=ProcessingJob.Status.FAILED, error=str(exc), finished_at=timezone.now()
+        )
+        logger.warning("scoring of stimulus %s failed: %s", stimulus.pk, exc)
+        return
+    versions = {m.name: m.version for m in registry.available_metrics()}
+    MetricScore.objects.bulk_create(
+        [
+            MetricScore(
+                stimulus=stimulus,
+                metric=name,
+                version=versions[name],
+                value=value,
+                device=report.device,
+                runtime_s=report.runtimes.get(name, 0.0),
+            )
+            for name, value in report.values.items()
+        ],
+        ignore_conflicts=True,
+    )
+    ProcessingJob.objects.filter(pk=job.pk).update(
+        status=ProcessingJob.Status.DONE,
+        progress=1.0,
+        finished_at=timezone.now(),
+        result={
+            "device": report.device,
+            "values": report.values,
+            "unavailable": report.unavailable,
+        },
+    )
+
+
+def requeue_stale_jobs(*, older_than_s: int = 300) -> list[int]:
+    """Send again every job still queued after `older_than_s` seconds: its first send
+    was lost (the broker was down) or its message expired. Running jobs are left to
+    the broker's redelivery. Sending twice is harmless: a job runs once (row lock)."""
+    from media_pipeline.tasks import score_stimulus, transcode_stimulus
+
+    tasks = {
+        ProcessingJob.Kind.TRANSCODE: transcode_stimulus,
+        ProcessingJob.Kind.SCORE: score_stimulus,
+    }
+    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_s)
+    sent = []
+    stale = ProcessingJob.objects.filter(
+        status=ProcessingJob.Status.QUEUED, created_at__lt=cutoff
+    ).values_list("pk", "kind")
+    for pk, kind in stale:
+        if send_now(tasks[kind], pk):
+            sent.append(pk)
+    if sent:
+        logger.info("requeued %d stale job(s)", len(sent))
+    return sent

@@ -1,0 +1,149 @@
+"""Processing jobs: in-process (eager) and through a real Celery worker over Redis."""
+
+import csv
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from annotation.models import Stimulus
+from annotation.services.study_import import study_import_manifest
+from media_pipeline.ffmpeg.synth import make_clip
+from media_pipeline.models import MetricScore, ProcessingJob
+from media_pipeline.services import stimuli_enqueue_processing
+from tests import celery_worker
+from tests.factories import make_study
+
+
+def manifest_of(folder: Path, files: list[Path]) -> Path:
+    manifest = folder / "manifest.csv"
+    with open(manifest, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["path", "role", "prompt"])
+        for path in files:
+            writer.writerow([str(path), "stimulus", "A girl arranges daisies."])
+    return manifest
+
+
+@pytest.mark.django_db
+def test_import_transcodes_and_scores_in_process(
+    clips, bad_files, tmp_path, django_capture_on_commit_callbacks
+):
+    # given
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["odd.mp4"], clips["anim.gif"], bad_files["text"]])
+    # when: the import commits, the jobs run (eagerly here)
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    # then
+    odd = Stimulus.objects.get(original_name="odd.mp4")
+    assert (odd.status, odd.width, odd.height, odd.fps, odd.frame_count) == (
+        "ready",
+        257,
+        255,
+        12.0,
+        12,
+    )
+    assert odd.metadata["pad_right"] == 1 and odd.metadata["pad_bottom"] == 1
+    assert (Path(settings.MEDIA_ROOT) / odd.rendition.name).is_file()
+    assert (Path(settings.MEDIA_ROOT) / odd.poster.name).is_file()
+    text = Stimulus.objects.get(original_name="notes.mp4")
+    assert text.status == "failed"
+    assert text.processing_error.startswith("not a video: ")
+    job = ProcessingJob.objects.get(stimulus=text, kind="transcode")
+    assert (job.status, job.attempts) == ("failed", 1)
+    scored = set(MetricScore.objects.filter(stimulus=odd).values_list("metric", flat=True))
+    assert {"brightness", "si", "ti", "colorfulness"} <= scored
+    assert not MetricScore.objects.filter(stimulus=text).exists()
+
+
+@pytest.mark.django_db
+def test_enqueueing_twice_makes_one_job(clips, tmp_path, django_capture_on_commit_callbacks):
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["square.mp4"]])
+    report = study_import_manifest(study=study, manifest=manifest)
+    with django_capture_on_commit_callbacks(execute=True):
+        stimuli_enqueue_processing(report.created)
+        stimuli_enqueue_processing(report.created)
+    assert ProcessingJob.objects.filter(kind="transcode").count() == 1
+    assert ProcessingJob.objects.get(kind="transcode").attempts == 1
+
+
+@pytest.fixture
+def worker_log(tmp_path):
+    celery_worker.flush_broker()
+    return tmp_path / "worker.log"
+
+
+@pytest.mark.celery
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_transcodes_and_scores(clips, tmp_path, worker_log):
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["fast.mp4"]])
+    worker = celery_worker.start_worker(queues="media,gpu", log=worker_log)
+    try:
+        with celery_worker.eager_off():
+            study_import_manifest(
+                study=study, manifest=manifest, on_commit=stimuli_enqueue_processing
+            )
+        stimulus = Stimulus.objects.get(study=study)
+        celery_worker.wait_for(
+            lambda: MetricScore.objects.filter(stimulus=stimulus).count() >= 10,
+            timeout=90,
+            what=f"scores; worker log:\n{worker_log}",
+        )
+    finally:
+        celery_worker.stop_worker(worker)
+    stimulus.refresh_from_db()
+    assert (stimulus.status, stimulus.frame_count) == ("ready", 50)
+    assert "transcode_stimulus" in worker_log.read_text()
+
+
+@pytest.mark.celery
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_transcode_finishes_after_restart(tmp_path, worker_log, monkeypatch):
+    # given: a clip that takes a few seconds to encode
+    big = make_clip(path=tmp_path / "big.mp4", width=1920, height=1080, fps=30, seconds=4)
+    study = make_study()
+    manifest = manifest_of(tmp_path, [big])
+    monkeypatch.setenv("MOSAIC_VISIBILITY_TIMEOUT_S", "3")
+    worker = celery_worker.start_worker(queues="media", log=worker_log)
+    try:
+        with celery_worker.eager_off():
+            study_import_manifest(
+                study=study, manifest=manifest, on_commit=stimuli_enqueue_processing
+            )
+        job = ProcessingJob.objects.get(kind="transcode")
+        celery_worker.wait_for(
+            lambda: ProcessingJob.objects.filter(pk=job.pk, progress__gt=0).exists(),
+            timeout=60,
+            what="the transcode to start",
+        )
+    finally:
+        # when: the worker dies with the task in hand (no acknowledgement was sent)
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+    assert ProcessingJob.objects.get(pk=job.pk).status == "running"
+    restarted = celery_worker.start_worker(queues="media", log=worker_log)
+    try:
+        celery_worker.wait_for(
+            lambda: ProcessingJob.objects.get(pk=job.pk).status == "done",
+            timeout=120,
+            what="the redelivered transcode",
+        )
+    finally:
+        celery_worker.stop_worker(restarted)
+    # then: done on the second attempt, one good output and no half-written file
+    job.refresh_from_db()
+    assert job.attempts == 2
+    stimulus = Stimulus.objects.get(pk=job.stimulus_id)
+    folder = (Path(settings.MEDIA_ROOT) / stimulus.rendition.name).parent
+    assert sorted(p.name for p in folder.iterdir()) == [
+        f"{stimulus.checksum}.jpg",
+        f"{stimulus.checksum}.mp4",
+    ]
+    assert stimulus.frame_count == 120 and stimulus.status == "ready"

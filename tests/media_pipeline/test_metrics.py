@@ -1,0 +1,205 @@
+"""Weight-free metrics against independent references: siti-tools (the ITU's SI/TI code, in
+legacy mode), numpy/scipy formulas, hand-computed values, and frames decoded by the ffmpeg
+command line rather than by PyAV."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage
+from siti_tools.siti import SiTiCalculator
+
+from media_pipeline.metrics import content
+from media_pipeline.metrics.decode import FramePlan, FrameStream, uniform_indices
+from media_pipeline.metrics.registry import available_metrics, get_metric
+from media_pipeline.metrics.scoring import pick_device, score_video
+from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, make_clip
+
+RNG = np.random.default_rng(0)
+WEIGHT_FREE = [m.name for m in available_metrics() if not m.weights]
+
+
+def frames(n=3, h=37, w=53) -> np.ndarray:
+    return RNG.uniform(0, 255, size=(n, h, w, 3)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("metric_clips")
+    return {
+        # 50 frames: sampled 0, 8, ..., 48; the pairs (7, 8), (15, 16) ... straddle chunks
+        "moving": make_clip(folder / "moving.mp4", size="128x72", rate=25, frames=50),
+        "one_frame": make_clip(folder / "one.mp4", size="64x48", rate=8, frames=1),
+    }
+
+
+def test_si_and_ti_per_frame_equal_the_itu_reference():
+    y = bt601(frames())
+    ours_si = content.spatial_information(torch.from_numpy(y)).numpy()
+    ours_ti = content.temporal_information(torch.from_numpy(y[1:]), torch.from_numpy(y[:-1]))
+    reference_si = [SiTiCalculator.si(frame.astype(np.float64)) for frame in y]
+    reference_ti = [SiTiCalculator.ti(y[i].astype(np.float64), y[i - 1]) for i in (1, 2)]
+    np.testing.assert_allclose(ours_si, reference_si, rtol=1e-4)
+    np.testing.assert_allclose(ours_ti.numpy(), reference_ti, rtol=1e-4)
+
+
+def test_brightness_contrast_sharpness_match_numpy_and_scipy():
+    y = bt601(frames())
+    t = torch.from_numpy(y)
+    np.testing.assert_allclose(content.brightness(t), y.mean(axis=(1, 2)), rtol=1e-5)
+    np.testing.assert_allclose(content.contrast(t), y.std(axis=(1, 2)), rtol=1e-4)
+    laplace = [ndimage.laplace(f.astype(np.float64))[1:-1, 1:-1].var() for f in y]
+    np.testing.assert_allclose(content.sharpness(t), laplace, rtol=1e-4)
+
+
+def test_colorfulness_hand_computed():
+    # a pure red frame: rg = 255, yb = 127.5, no spread -> 0.3 * hypot(255, 127.5)
+    red = np.zeros((1, 4, 4, 3), dtype=np.float32)
+    red[..., 0] = 255
+    assert content.colorfulness(torch.from_numpy(red)).item() == pytest.approx(
+        0.3 * np.hypot(255, 127.5), rel=1e-6
+    )
+    grey = np.full((1, 4, 4, 3), 128, dtype=np.float32)
+    assert content.colorfulness(torch.from_numpy(grey)).item() == 0.0
+    rgb = frames(1)
+    r, g, b = rgb[0, ..., 0], rgb[0, ..., 1], rgb[0, ..., 2]
+    rg, yb = r - g, 0.5 * (r + g) - b
+    expected = np.hypot(rg.std(), yb.std()) + 0.3 * np.hypot(rg.mean(), yb.mean())
+    assert content.colorfulness(torch.from_numpy(rgb)).item() == pytest.approx(expected, 1e-4)
+
+
+def test_motion_and_flicker_hand_computed():
+    a = np.zeros((1, 2, 2), dtype=np.float32)
+    b = np.full((1, 2, 2), 10, dtype=np.float32)
+    assert content.motion(torch.from_numpy(b), torch.from_numpy(a)).item() == 10.0
+    means = torch.tensor([10.0, 20.0, 10.0, 20.0])  # second differences: -20, 20
+    assert content.flicker(means).item() == 20.0
+    assert content.flicker(torch.tensor([1.0, 2.0, 3.0, 4.0])).item() == 0.0  # a steady fade
+
+
+def test_uniform_indices_and_the_frames_one_pass_decodes(videos):
+    assert uniform_indices(50, 8) == [0, 7, 14, 21, 28, 35, 42, 49]
+    assert uniform_indices(3, 8) == [0, 1, 2]
+    # given: GAIA's every 8th frame with the frame before each, and 8 uniform frames
+    plan = FramePlan(every_kth=8, with_previous=True, uniform=8)
+    # when
+    stream = FrameStream(path=videos["moving"], plan=plan, chunk_size=4)
+    chunks = list(stream)
+    # then: only those frames were converted, in order, in chunks of at most 4
+    decoded = [int(i) for c in chunks for i in c.index]
+    expected = sorted({i for i in range(50) if i % 8 in (0, 7)} | {0, 7, 14, 21, 28, 35, 42, 49})
+    assert decoded == expected and stream.frames_decoded == 50
+    assert max(len(c.index) for c in chunks) == 4
+    assert chunks[0].rgb.shape[1:] == (72, 128, 3) and chunks[0].rgb.dtype == np.uint8
+
+
+@pytest.mark.parametrize("batch_size", [3, 64])
+def test_score_video_equals_the_formulas_on_ffmpeg_decoded_frames(videos, batch_size):
+    # given: the reference frames, decoded by the ffmpeg command line
+    rgb = ffmpeg_frames(videos["moving"], 128, 72)
+    y = bt601(rgb).astype(np.float64)
+    sampled = list(range(0, 50, 8))
+    # when
+    report = score_video(path=videos["moving"], device="cpu", batch_size=batch_size)
+    # then
+    v = report.values
+    assert report.frames_decoded == 50 and report.device == "cpu"
+    assert sorted(v) == sorted(WEIGHT_FREE)
+    assert set(report.unavailable) == {"clip_cosine", "clip_score", "subject_consistency"}
+    assert v["brightness"] == pytest.approx(y[sampled].mean(), rel=1e-4)
+    assert v["contrast"] == pytest.approx(np.mean([y[i].std() for i in sampled]), rel=1e-4)
+    r, g, b = (rgb[sampled, ..., c].astype(np.float64) for c in range(3))
+    rg, yb = r - g, 0.5 * (r + g) - b
+    colorfulness = np.hypot(rg.std(axis=(1, 2)), yb.std(axis=(1, 2))) + 0.3 * np.hypot(
+        rg.mean(axis=(1, 2)), yb.mean(axis=(1, 2))
+    )
+    assert v["colorfulness"] == pytest.approx(colorfulness.mean(), rel=1e-4)
+    laplace = [ndimage.laplace(y[i])[1:-1, 1:-1].var() for i in sampled]
+    assert v["sharpness"] == pytest.approx(np.mean(laplace), rel=1e-4)
+    si = [SiTiCalculator.si(y[i]) for i in range(50)]
+    ti = [SiTiCalculator.ti(y[i], y[i - 1]) for i in range(1, 50)]
+    assert v["si"] == pytest.approx(np.mean([si[i] for i in sampled]), rel=1e-4)
+    assert v["ti"] == pytest.approx(np.mean([ti[i - 1] for i in sampled[1:]]), rel=1e-4)
+    assert v["si_p910"] == pytest.approx(max(si), rel=1e-4)
+    assert v["ti_p910"] == pytest.approx(max(ti), rel=1e-4)
+    motion = [np.abs(y[i] - y[i - 1]).mean() for i in sampled[1:]]
+    assert v["motion"] == pytest.approx(np.mean(motion), rel=1e-4)
+    means = y.mean(axis=(1, 2))
+    assert v["flicker"] == pytest.approx(np.abs(np.diff(means, 2)).mean(), rel=1e-3, abs=1e-4)
+
+
+def test_legacy_si_ti_match_siti_tools_on_the_file(videos):
+    # siti-tools reads the coded Y plane itself (limited range, rescaled to 0-255); our luma
+    # comes from the decoded RGB, so the two agree up to 8-bit rounding of the RGB.
+    calculator = SiTiCalculator(legacy=True)
+    si, ti, count = calculator.calculate(str(videos["moving"]))
+    report = score_video(path=videos["moving"], metric_names=["si_p910", "ti_p910", "si"])
+    assert count == 50
+    assert report.values["si_p910"] == pytest.approx(max(si), rel=0.02)
+    assert report.values["ti_p910"] == pytest.approx(max(ti), rel=0.02)
+    assert report.values["si"] == pytest.approx(np.mean(si[::8]), rel=0.02)
+
+
+def test_a_single_frame_has_no_temporal_metrics(videos):
+    report = score_video(
+        path=videos["one_frame"], metric_names=["brightness", "ti", "motion", "flicker"]
+    )
+    assert list(report.values) == ["brightness"]
+    assert report.unavailable == {
+        "ti": "needs at least 2 frames, the video has 1",
+        "motion": "needs at least 2 frames, the video has 1",
+        "flicker": "needs at least 3 frames, the video has 1",
+    }
+
+
+def test_registry_declares_every_metric():
+    for metric in available_metrics():
+        assert metric.name and metric.version and metric.definition
+        assert metric.sampling.describe()
+    assert get_metric("si").sampling.every_kth == 8
+    assert get_metric("si_p910").reduce == "max" and get_metric("si_p910").sampling.all_frames
+    assert get_metric("clip_score").sampling.uniform == 8
+    assert "520" in get_metric("clip_score").sampling.resolution
+    with pytest.raises(KeyError, match="unknown metric 'nope'"):
+        get_metric("nope")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_device_is_cpu_without_cuda_and_asking_for_cuda_is_an_error():
+    assert pick_device(None) == "cpu"
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        pick_device("cuda")
+
+
+def run_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "media_pipeline", "score", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_score_cli_prints_one_json_object(videos):
+    ok = run_cli(videos["moving"], "--metrics", "brightness,si", "--device", "cpu")
+    assert ok.returncode == 0, ok.stderr
+    body = json.loads(ok.stdout)
+    assert body["video"] == str(videos["moving"]) and body["device"] == "cpu"
+    assert sorted(body["metrics"]) == ["brightness", "si"] and body["unavailable"] == {}
+    direct = score_video(path=videos["moving"], metric_names=["brightness", "si"])
+    assert body["metrics"] == direct.values
+
+
+def test_score_cli_refuses_what_it_cannot_score(tmp_path):
+    notes = tmp_path / "notes.mp4"
+    notes.write_text("these are my notes, not a video\n")
+    bad = run_cli(notes)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: not a video: notes.mp4")
+    assert bad.stdout == ""
+    missing = run_cli(tmp_path / "absent.mp4")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    unknown = run_cli(notes, "--metrics", "brightness,nope")
+    assert unknown.returncode == 2 and "unknown metric 'nope'" in unknown.stderr

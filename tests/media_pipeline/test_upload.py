@@ -1,0 +1,129 @@
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from annotation.models import Stimulus
+from media_pipeline.models import ProcessingJob
+from tests.factories import UserFactory, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def admin_client():
+    client = APIClient()
+    client.force_authenticate(UserFactory(is_staff=True))
+    return client
+
+
+def upload(client, study, name, data, **fields):
+    return client.post(
+        f"/api/studies/{study.slug}/stimuli/",
+        {"file": SimpleUploadedFile(name, data), **fields},
+        format="multipart",
+    )
+
+
+def test_upload_probes_stores_and_queues(clips, django_capture_on_commit_callbacks):
+    study = make_study()
+    client = admin_client()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(
+            client,
+            study,
+            "clip.bin",
+            Path(clips["odd.mp4"]).read_bytes(),
+            prompt="A man runs.",
+            action="Running",
+        )
+    assert response.status_code == 201, response.json()
+    stimulus = Stimulus.objects.get(public_id=response.json()["stimulus"])
+    assert (stimulus.original_name, stimulus.prompt, stimulus.status) == (
+        "clip.bin",
+        "A man runs.",
+        "ready",
+    )  # the name said .bin: the content decided
+    assert ProcessingJob.objects.filter(stimulus=stimulus, kind="transcode").count() == 1
+
+
+def test_upload_refuses_a_text_file_named_mp4_and_stores_nothing(settings):
+    study = make_study()
+    response = upload(admin_client(), study, "notes.mp4", b"just some notes\n")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("not a video: notes.mp4")
+    assert Stimulus.objects.count() == 0
+
+
+def test_a_duplicate_upload_is_a_conflict(clips, django_capture_on_commit_callbacks):
+    study = make_study()
+    client = admin_client()
+    data = Path(clips["square.mp4"]).read_bytes()
+    first = upload(client, study, "a.mp4", data)
+    second = upload(client, study, "b.mp4", data)
+    assert second.status_code == 409
+    assert second.json()["stimulus"] == first.json()["stimulus"]
+    assert Stimulus.objects.count() == 1
+
+
+def test_the_size_limit(settings, clips):
+    settings.MOSAIC_MAX_UPLOAD_BYTES = 100
+    response = upload(admin_client(), make_study(), "a.mp4", Path(clips["square.mp4"]).read_bytes())
+    assert response.status_code == 400 and "the limit is 100" in response.json()["detail"]
+
+
+def test_only_admins_upload(clips):
+    study = make_study()
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    assert upload(client, study, "a.mp4", Path(clips["square.mp4"]).read_bytes()).status_code == 403
+
+
+def test_upload_through_the_django_admin(clips, client, django_capture_on_commit_callbacks):
+    study = make_study()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    with (
+        open(clips["square.mp4"], "rb") as handle,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        response = client.post(
+            "/admin/annotation/stimulus/add/",
+            {
+                "study": study.pk,
+                "role": "stimulus",
+                "source_file": handle,
+                "prompt": "A cat jumps.",
+                "action": "Jumping",
+            },
+        )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    stimulus = Stimulus.objects.get()
+    assert (stimulus.prompt, stimulus.status) == ("A cat jumps.", "ready")
+
+
+def test_the_admin_shows_why_an_upload_was_refused(client):
+    study = make_study()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    response = client.post(
+        "/admin/annotation/stimulus/add/",
+        {
+            "study": study.pk,
+            "role": "stimulus",
+            "source_file": SimpleUploadedFile("notes.mp4", b"notes"),
+        },
+    )
+    assert response.status_code == 200
+    assert "not a video: notes.mp4" in response.content.decode()
+    assert Stimulus.objects.count() == 0
+
+
+def test_the_study_list_shows_processing_progress(client):
+    from tests.factories import StimulusFactory
+
+    study = make_study()
+    StimulusFactory.create_batch(2, study=study)
+    StimulusFactory(study=study, status="failed")
+    StimulusFactory(study=study, status="pending")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    body = client.get("/admin/annotation/study/").content.decode()
+    assert "2/4 ready, 1 failed" in body
