@@ -1,0 +1,106 @@
+"""The rater's page: one template that shows the current step; rater.js does the rest.
+
+The view only renders: the journey (steps, order, breaks, eligibility) is decided by the
+rater API (docs/rater-api.md), which the page calls from the browser.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.translation import gettext
+
+from annotation.models import Study
+
+API_ENDPOINTS = {
+    "state": "api:rater-state",
+    "consent": "api:rater-consent",
+    "tutorial": "api:rater-tutorial",
+    "tutorial_done": "api:rater-tutorial-done",
+    "next": "api:rater-next",
+    "answers": "api:rater-answers",
+}
+
+
+def rater_strings() -> dict[str, str]:
+    """Every sentence rater.js shows, translated here so that the module holds no text.
+
+    `{n}`-style placeholders are filled in by the script.
+    """
+    return {
+        "connection_lost": gettext(
+            "Connection lost: your answers are safe and will be sent as soon as the "
+            "connection is back."
+        ),
+        "sending": gettext("Saving your answer…"),
+        "signed_out": gettext(
+            "Your sign-in has expired. Your answers are kept in this browser: please open "
+            "the study link again."
+        ),
+        "answer_refused": gettext("This answer was not accepted: {detail}"),
+        "load_failed": gettext("This page could not be loaded: {detail}"),
+        "viewport_too_small": gettext("Your browser window is too small for this study."),
+        "viewport_hint": gettext(
+            "Please enlarge the window (or use a larger screen) and press “I agree” again."
+        ),
+        "consent_failed": gettext("Your consent could not be recorded."),
+        "expert_answer": gettext("Expert's answer: {value}"),
+        "your_answer": gettext("Your answer: {value}"),
+        "no_tutorial": gettext("This study has no tutorial videos."),
+        "play": gettext("Play"),
+        "next": gettext("Next"),
+        "nothing_to_rate": gettext("There is no video to rate right now. Please reload later."),
+        "replay": gettext("Replay"),
+        "watch_first": gettext("Watch the whole video first: the sliders open when it ends."),
+        "move_sliders": gettext("Move every slider to give your rating."),
+        "ready": gettext("Press Next (or Enter) to save your rating."),
+        "video_failed": gettext("The video could not be loaded."),
+        "progress": gettext("{position} / {length}"),
+        "qualification_title": gettext("Qualification test"),
+        "rating_title": gettext("Rating"),
+        "qualification_retry": gettext(
+            "The qualification test was not passed this time. You may try once more: the "
+            "videos come in a new order."
+        ),
+        "qualification_passed": gettext(
+            "You passed the qualification test. The study's videos follow now."
+        ),
+        "session_finished": gettext("You finished this session. Thank you!"),
+        "break_left": gettext("{minutes}:{seconds}"),
+        "done_title": gettext("Thank you: you have finished the study."),
+        "done_text": gettext("All your answers are recorded."),
+        "not_eligible_title": gettext("Thank you: your participation ends here."),
+        "not_eligible_text": gettext(
+            "Your answers are recorded, but you cannot take further sessions in this study."
+        ),
+        "screened_out_title": gettext("Thank you for taking the qualification test."),
+        "screened_out_text": gettext(
+            "Unfortunately your answers did not match the experts' closely enough, so you "
+            "cannot take part in the rating sessions."
+        ),
+        "redirecting": gettext("You will be taken back to the marketplace in a few seconds…"),
+    }
+
+
+@login_required
+def study_page(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    config = {
+        "slug": study.slug,
+        # The unsent-answers queue is kept per study and per user of a shared browser.
+        "user": request.user.pk,
+        "csrf_token": get_token(request),
+        "api": {
+            name: reverse(route, kwargs={"slug": study.slug})
+            for name, route in API_ENDPOINTS.items()
+        },
+        # How long the final message stays before the marketplace redirect.
+        "redirect_delay_ms": 3000,
+    }
+    return render(
+        request,
+        "frontend/rater/study.html",
+        {"study": study, "rater_config": config, "strings": rater_strings()},
+    )

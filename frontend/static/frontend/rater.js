@@ -1,0 +1,469 @@
+// The rater's page (docs/rater-api.md): shows whatever step the server says. Answers go
+// through rater_queue.js, which never loses or doubles one.
+//
+//   1. config, strings and DOM helpers
+//   2. API calls and the unsent-answers queue (wired to rater_queue.js)
+//   3. the steps: consent, tutorial, rating (qualification and sessions), break, finished
+//   4. start: flush what is unsent, then ask the server where we are
+//
+// The sliders and the player with its telemetry live in rater_controls.js.
+//
+// The server decides order, breaks, eligibility and completion; this module only shows
+// them. Nothing here knows which video is golden.
+
+import {
+  AnswerQueue,
+  AnswerSender,
+  ApiError,
+  browserStorage,
+  newUuid,
+  request,
+  withRetry,
+} from "./rater_queue.js";
+import { Player, Slider, makeVideo } from "./rater_controls.js";
+
+// ---------------------------------------------------------------- 1. config and helpers
+
+const config = JSON.parse(document.getElementById("rater-config").textContent);
+const strings = JSON.parse(document.getElementById("rater-strings").textContent);
+
+function t(key, values = {}) {
+  return (strings[key] ?? key).replace(/\{(\w+)\}/g, (match, name) =>
+    name in values ? String(values[name]) : match,
+  );
+}
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+function field(root, name) {
+  return root.querySelector(`[data-field="${name}"]`);
+}
+
+function fromTemplate(id) {
+  return document.getElementById(id).content.firstElementChild.cloneNode(true);
+}
+
+let currentStep = "loading";
+const leaving = []; // clean-ups of the step on screen (timers, players)
+
+function showStep(name) {
+  while (leaving.length) leaving.pop()();
+  currentStep = name;
+  $("#rater").dataset.step = name;
+  for (const section of document.querySelectorAll("#rater > .step")) {
+    section.hidden = section.dataset.stepName !== name;
+  }
+}
+
+function notice(text) {
+  const box = $("#notice");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+/** The banner for a transient failure (null: all is well again). */
+function trouble(error) {
+  const box = $("#connection");
+  box.textContent = error ? t(error.signedOut ? "signed_out" : "connection_lost") : "";
+  box.hidden = !error;
+}
+
+// ---------------------------------------------------------------- 2. API and queue
+
+const api = {
+  get: (name) =>
+    withRetry(() => request("GET", config.api[name]), { onTrouble: trouble }).then(
+      (response) => response.body,
+    ),
+  post: (name, payload) =>
+    withRetry(() => request("POST", config.api[name], { csrfToken: config.csrf_token, payload }), {
+      onTrouble: trouble,
+    }).then((response) => response.body),
+};
+
+const sender = new AnswerSender({
+  // Kept per study and per user, so that two people sharing a browser never mix answers.
+  queue: new AnswerQueue(browserStorage(), `mosaic:unsent:${config.slug}:${config.user}`),
+  url: config.api.answers,
+  csrfToken: config.csrf_token,
+  onTrouble: trouble,
+  onRefused: (outcome) =>
+    notice(t("answer_refused", { detail: outcome.body.detail || outcome.body.error })),
+});
+
+// ---------------------------------------------------------------- 3. steps
+
+let state = null; // the last /state/ answer: study texts, dimensions, scale
+
+async function route(step, body) {
+  switch (step) {
+    case "consent":
+      return showConsent();
+    case "tutorial":
+      return showTutorial();
+    case "qualification":
+    case "rating":
+      return "item" in body ? showItem(body) : advance();
+    case "break":
+      return showBreak(body.break_seconds_left ?? body.assignment?.break_seconds_left ?? 1);
+    case "done":
+    case "not_eligible":
+    case "screened_out":
+      return showFinished(step, body.completion);
+    default:
+      return problem(t("load_failed", { detail: step }));
+  }
+}
+
+/** Ask the server what comes now, after sending anything still unsent. */
+async function advance() {
+  await sender.flush();
+  return routeSafely(async () => {
+    const body = await api.get("next");
+    return route(body.step, body);
+  });
+}
+
+async function routeSafely(operation) {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof ApiError) return problem(t("load_failed", { detail: error.message }));
+    throw error;
+  }
+}
+
+function problem(text) {
+  showStep("loading");
+  notice(text);
+}
+
+// consent
+
+function showConsent() {
+  showStep("consent");
+  const section = $("#step-consent");
+  field(section, "study-name").textContent = state.study.name;
+  field(section, "instructions").textContent = state.study.instructions;
+  field(section, "consent-text").textContent = state.study.consent_text;
+  const button = $("#consent-accept");
+  button.disabled = false;
+  button.onclick = async () => {
+    button.disabled = true;
+    const box = $("#consent-error");
+    box.hidden = true;
+    try {
+      state = await api.post("consent", {
+        accept: true,
+        viewport_width: window.innerWidth,
+        viewport_height: window.innerHeight,
+        pixel_ratio: window.devicePixelRatio || 1,
+        screen_width: window.screen?.width || 0,
+        screen_height: window.screen?.height || 0,
+        user_agent: navigator.userAgent,
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const small =
+        error.body.error === "viewport_too_small" || error.body.reason === "viewport_too_small";
+      field(box, "title").textContent = t(small ? "viewport_too_small" : "consent_failed");
+      field(box, "detail").textContent = error.message;
+      field(box, "hint").textContent = small ? t("viewport_hint") : "";
+      box.dataset.reason = error.body.reason || error.body.error || "";
+      box.hidden = false;
+      button.disabled = false;
+      return;
+    }
+    await routeSafely(() => route(state.step, state));
+  };
+}
+
+// tutorial
+
+async function showTutorial() {
+  showStep("tutorial");
+  const { pairs } = await api.get("tutorial");
+  const groups = $("#tutorial-groups");
+  groups.replaceChildren();
+  const dimensions = new Map(state.dimensions.map((d) => [d.key, d]));
+  let group = null;
+  pairs.forEach((pair, index) => {
+    const dimension = dimensions.get(pair.dimension);
+    if (!group || group.dataset.dimension !== pair.dimension) {
+      group = fromTemplate("tutorial-group-template");
+      group.dataset.dimension = pair.dimension;
+      field(group, "label").textContent = dimension?.label || pair.dimension;
+      field(group, "help").textContent = dimension?.help_text || "";
+      groups.append(group);
+    }
+    field(group, "pairs").append(tutorialPair(pair, dimension, index));
+  });
+  const empty = $("#tutorial-empty");
+  empty.textContent = t("no_tutorial");
+  empty.hidden = pairs.length > 0;
+  const done = $("#tutorial-done");
+  done.disabled = false;
+  done.onclick = () => {
+    done.disabled = true;
+    return routeSafely(async () => {
+      state = await api.post("tutorial_done");
+      return route(state.step, state);
+    });
+  };
+}
+
+function tutorialPair(pair, dimension, index) {
+  const node = fromTemplate("tutorial-pair-template");
+  field(node, "label").textContent = pair.label;
+  field(node, "caption").textContent = pair.caption;
+  field(node, "explanation").textContent = pair.explanation;
+  for (const side of ["generated", "real"]) {
+    const video = field(node, side);
+    video.src = pair[side].video_url;
+    if (pair[side].poster_url) video.poster = pair[side].poster_url;
+  }
+  const expertValue = pair.expert?.[pair.dimension];
+  let slider = null;
+  if (dimension) {
+    slider = new Slider(dimension, state.scale, { idPrefix: `tutorial-${index}` });
+    field(node, "try").append(slider.node);
+  }
+  const reveal = $('[data-action="reveal"]', node);
+  const expert = field(node, "expert");
+  reveal.hidden = expertValue === undefined;
+  reveal.onclick = () => {
+    const lines = [t("expert_answer", { value: expertValue })];
+    if (slider?.value !== null && slider?.value !== undefined) {
+      lines.push(t("your_answer", { value: slider.value }));
+    }
+    expert.textContent = lines.join(" · ");
+    expert.hidden = false;
+    slider?.markExpert(expertValue);
+  };
+  return node;
+}
+
+// rating (qualification and sessions alike)
+
+let rating = null; // the item on screen: {item, kind, player, sliders, shownAt, submitting}
+
+function preloadNext(next) {
+  const holder = $("#preload");
+  if (!next) return holder.replaceChildren();
+  if ($(`video[data-item="${next.id}"]`, holder)) return;
+  holder.replaceChildren(makeVideo(next));
+}
+
+/** The preloaded element when it is this item (it has buffered already), else a new one. */
+function takeVideo(item) {
+  const video = $(`#preload video[data-item="${item.id}"]`) || makeVideo(item);
+  if (item.width) video.width = item.width; // native size: never scaled
+  if (item.height) video.height = item.height;
+  video.poster = item.poster_url || "";
+  return video;
+}
+
+function showProgress(body) {
+  $("#progress").max = Math.max(1, body.length);
+  $("#progress").value = body.position;
+  $("#progress-text").textContent = t("progress", {
+    position: body.position,
+    length: body.length,
+  });
+}
+
+function showItem(body) {
+  const item = body.item;
+  if (!item) return problem(t("nothing_to_rate"));
+  showStep("rating");
+  const section = $("#step-rating");
+  Object.assign(section.dataset, { item: item.id, position: body.position, kind: body.step });
+  delete section.dataset.ready;
+  field(section, "title").textContent =
+    body.step === "qualification" ? t("qualification_title") : t("rating_title");
+  showProgress(body);
+  field(section, "action").textContent = item.action || "";
+  field(section, "prompt").textContent = item.prompt || "";
+
+  const video = takeVideo(item);
+  $("#stage").replaceChildren(video);
+  preloadNext(body.preload);
+
+  const current = { item, kind: body.step, submitting: false };
+  const refresh = () => {
+    const complete = current.player.endedOnce && current.sliders.every((s) => s.touched);
+    $("#next").disabled = !complete || current.submitting;
+    $("#rating-hint").textContent = !current.player.endedOnce
+      ? t("watch_first")
+      : t(complete ? "ready" : "move_sliders");
+  };
+  current.refresh = refresh;
+  current.sliders = state.dimensions.map(
+    (dimension) => new Slider(dimension, state.scale, { idPrefix: "rate", onChange: refresh }),
+  );
+  for (const slider of current.sliders) slider.enabled = false; // until watched once
+  $("#sliders").replaceChildren(...current.sliders.map((s) => s.node));
+
+  const replay = $("#replay");
+  current.player = new Player(video, {
+    onFirstEnd: () => {
+      section.dataset.ready = "";
+      for (const slider of current.sliders) slider.enabled = true;
+      replay.textContent = t("replay");
+      current.sliders[0]?.input.focus();
+      refresh();
+    },
+    onProblem: () => notice(t("video_failed")),
+  });
+  replay.textContent = t("play");
+  replay.onclick = () => current.player.replay();
+  $("#next").textContent = t("next");
+  $("#rating-form").onsubmit = (event) => {
+    event.preventDefault();
+    submitRating();
+  };
+  refresh();
+  current.shownAt = new Date().toISOString();
+  rating = current;
+  leaving.push(() => {
+    current.player.stop();
+    rating = null;
+  });
+  current.player.play().catch(() => {}); // muted autoplay; if refused, Play is there
+}
+
+function canSubmit() {
+  return (
+    rating !== null &&
+    !rating.submitting &&
+    rating.player.endedOnce &&
+    rating.sliders.every((slider) => slider.touched)
+  );
+}
+
+async function submitRating() {
+  if (!canSubmit()) return;
+  const { item, kind, player, sliders, shownAt } = rating;
+  rating.submitting = true;
+  rating.refresh();
+  notice("");
+  $("#next").textContent = t("sending");
+  const answer = {
+    client_uuid: newUuid(),
+    item: item.id,
+    scores: Object.fromEntries(sliders.map((s) => [s.dimension.key, s.value])),
+    shown_at: shownAt,
+    answered_at: new Date().toISOString(),
+    watch_time_ms: player.watchTimeMs,
+    plays: player.plays,
+    stalls: player.stalls,
+  };
+  player.stop();
+  // Queued before the first byte leaves: a reload or a crash loses nothing.
+  const outcomes = await sender.submit(answer);
+  const mine = outcomes.find((o) => o.answer.client_uuid === answer.client_uuid);
+  if (mine?.kind === "stored") return afterStored(mine.body, kind);
+  return advance(); // refused (the notice says why) or on break: the server decides
+}
+
+/** A milestone the rater should see before going on; otherwise ask for the next item. */
+function afterStored(body, previousKind) {
+  if (previousKind === "qualification" && body.step === "rating") {
+    return message(t("qualification_passed"));
+  }
+  if (previousKind === "qualification" && body.step === "qualification" && body.position === 0) {
+    return message(t("qualification_retry"));
+  }
+  if (previousKind === "rating" && body.step === "rating" && body.position >= body.length) {
+    return message(t("session_finished"));
+  }
+  return advance();
+}
+
+function message(text) {
+  showStep("message");
+  $("#message-text").textContent = text;
+  const button = $("#message-continue");
+  button.disabled = false;
+  button.onclick = () => {
+    button.disabled = true;
+    advance();
+  };
+  button.focus();
+}
+
+document.addEventListener("keydown", (event) => {
+  if (currentStep !== "rating" || !rating || event.altKey || event.ctrlKey || event.metaKey) {
+    return;
+  }
+  if (event.key === "Enter") {
+    event.preventDefault(); // also keeps a focused button from submitting a second time
+    submitRating();
+  } else if (event.key === " ") {
+    event.preventDefault();
+    rating.player.replay();
+  }
+});
+
+// break
+
+function showBreak(seconds) {
+  showStep("break");
+  const deadline = Date.now() + Math.max(1, seconds) * 1000;
+  const countdown = $("#break-countdown");
+  const render = () => {
+    const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+    countdown.textContent = t("break_left", {
+      minutes: Math.floor(left / 60),
+      seconds: String(left % 60).padStart(2, "0"),
+    });
+    return left;
+  };
+  render();
+  const timer = setInterval(() => {
+    if (render() > 0) return;
+    clearInterval(timer);
+    advance(); // the server decides whether the break is over
+  }, 250);
+  leaving.push(() => clearInterval(timer));
+}
+
+// done, not eligible, screened out
+
+function safeRedirect(url) {
+  try {
+    const target = new URL(url, window.location.href);
+    return target.protocol === "https:" || target.protocol === "http:" ? target.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function showFinished(step, completion) {
+  showStep("finished");
+  const section = $("#step-finished");
+  section.dataset.outcome = step;
+  field(section, "title").textContent = t(`${step}_title`);
+  field(section, "text").textContent = t(`${step}_text`);
+  field(section, "completion").hidden = !completion?.code;
+  $("#completion-code").textContent = completion?.code || "";
+  const url = completion?.redirect_url ? safeRedirect(completion.redirect_url) : null;
+  field(section, "redirect").hidden = !url;
+  if (!url) return;
+  field(section, "redirect-text").textContent = t("redirecting");
+  $("#completion-link").href = url;
+  const timer = setTimeout(() => window.location.assign(url), config.redirect_delay_ms);
+  leaving.push(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------- 4. start
+
+async function start() {
+  await sender.flush(); // an answer saved before a reload goes first, or it would be shown again
+  await routeSafely(async () => {
+    state = await api.get("state");
+    return route(state.step, state);
+  });
+}
+
+start();

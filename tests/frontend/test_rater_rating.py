@@ -1,0 +1,243 @@
+"""Rating in real Chromium: qualification, sessions, breaks, the golden gate, completion."""
+
+import pytest
+
+from annotation.models import Assignment, Participation, QualificationAnswer, Rating, Stimulus
+from tests.frontend.conftest import MARKET
+from tests.frontend.rater_browser import (
+    agree,
+    current_item,
+    enter,
+    finish_tutorial,
+    is_golden,
+    onboard,
+    qualify,
+    rate,
+    rate_until,
+    set_sliders,
+    wait_step,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def server_order(pid: str = "P1") -> list[str]:
+    """The rater's items in the order the server decided (opaque ids)."""
+    order = Assignment.objects.get(rater__external_id=pid).order
+    ids = dict(Stimulus.objects.filter(pk__in=order).values_list("pk", "public_id"))
+    return [str(ids[pk]) for pk in order]
+
+
+def test_passing_the_qualification_opens_the_sessions(page, live_server, rater_study):
+    # given
+    tiny = rater_study()
+    enter(page, live_server, tiny)
+    agree(page)
+    finish_tutorial(page)
+    # when: both items rated 50 (experts: 50 +- 10, tolerance 1.5 sigma)
+    shown = [rate(page, 50), rate(page, 50)]
+    # then
+    assert wait_step(page, "message") == "message"
+    assert page.locator("#message-text").inner_text() == (
+        "You passed the qualification test. The study's videos follow now."
+    )
+    assert sorted(shown) == sorted(str(s.public_id) for s in tiny.qualification)
+    answers = QualificationAnswer.objects.filter(participation__rater__external_id="P1")
+    assert answers.count() == 6
+    assert set(answers.values_list("score", flat=True)) == {50.0}
+    for answer in answers:
+        assert answer.plays == 1 and answer.stalls == 0
+        assert answer.watch_time_ms > 0
+        assert answer.shown_at < answer.answered_at
+    assert Participation.objects.get(rater__external_id="P1").qualification_state == "passed"
+    # when
+    page.click("#message-continue")
+    # then: the first session starts at the server's first item
+    assert wait_step(page, "rating") == "rating"
+    assert page.locator("#step-rating").get_attribute("data-kind") == "rating"
+    assert current_item(page) == server_order()[0]
+    assert page.locator("#progress-text").inner_text() == "0 / 8"
+
+
+def test_failing_the_qualification_screens_out_and_redirects(page, live_server, rater_study):
+    # given
+    tiny = rater_study()
+    enter(page, live_server, tiny)
+    agree(page)
+    finish_tutorial(page)
+    # when: far from the experts' 50
+    qualify(page, 0)
+    # then
+    assert wait_step(page, "finished") == "finished"
+    section = page.locator("#step-finished")
+    assert section.get_attribute("data-outcome") == "screened_out"
+    participation = Participation.objects.get(rater__external_id="P1")
+    assert participation.qualification_state == "failed"
+    assert page.locator("#completion-code").inner_text() == participation.completion_code
+    assert page.locator("#completion-link").get_attribute("href") == MARKET + "screenout"
+    page.wait_for_url(MARKET + "screenout")
+
+
+def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server, rater_study):
+    # given
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    order = server_order()
+    # then: the first item, at its native size, muted, inline, with its poster
+    item = current_item(page)
+    assert item == order[0]
+    video = page.locator("#stage video")
+    assert video.get_attribute("width") == "64" and video.get_attribute("height") == "48"
+    assert video.evaluate("v => [v.muted, v.playsInline, v.preload, v.controls]") == [
+        True,
+        True,
+        "auto",
+        False,
+    ]
+    assert video.get_attribute("poster").endswith(f"/media/p/{item}/")
+    assert page.locator('[data-field="action"]').inner_text() == "Arranging Flowers"
+    assert page.locator('[data-field="prompt"]').inner_text() == "A girl arranges daisies."
+    labels = page.locator("#sliders .dimension-label").all_inner_texts()
+    assert labels == ["Subject quality", "Action completeness", "Action-scene interaction"]
+    assert page.locator("#sliders .anchor-low").all_inner_texts() == ["Bad"] * 3
+    assert page.locator("#sliders .anchor-high").all_inner_texts() == ["Excellent"] * 3
+    # the next item is already loading, and is the element that will be shown
+    preloaded = page.locator("#preload video")
+    assert preloaded.get_attribute("data-item") == order[1]
+    assert preloaded.get_attribute("preload") == "auto"
+    preloaded.evaluate(  # it buffers while the current item plays
+        "v => new Promise(ok => v.readyState >= 3 ? ok() : v.addEventListener('canplay', ok))"
+    )
+    preloaded.evaluate("v => { v.dataset.marker = 'preloaded'; }")
+    # sliders are empty: no value until moved, and Next waits for all three
+    sliders = page.locator("#sliders input[type=range]")
+    assert [sliders.nth(i).get_attribute("data-untouched") for i in range(3)] == [""] * 3
+    set_sliders(page, {"subject": 10, "completeness": 20})
+    assert page.locator("#next").is_disabled()
+    set_sliders(page, {"interaction": 30})
+    assert page.locator("#next").is_enabled()
+    # when
+    page.click("#next")
+    # then
+    page.wait_for_selector(f'#step-rating[data-item="{order[1]}"]')
+    assert page.locator("#stage video").get_attribute("data-marker") == "preloaded"
+    assert page.locator("#progress-text").inner_text() == "1 / 8"
+    assert page.locator("#progress").evaluate("p => [p.value, p.max]") == [1, 8]
+    stored = dict(
+        Rating.objects.filter(stimulus__public_id=order[0]).values_list("dimension__key", "score")
+    )
+    assert stored == {"subject": 10.0, "completeness": 20.0, "interaction": 30.0}
+
+
+def test_sliders_stay_closed_until_the_video_has_played_through(page, live_server, rater_study):
+    # given: the session's videos cannot be fetched, so none ever ends
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    page.route("**/media/v/**", lambda route: route.abort())
+    page.reload()
+    # then
+    wait_step(page, "rating")
+    page.wait_for_selector("#notice:not([hidden])")
+    assert page.locator("#notice").inner_text() == "The video could not be loaded."
+    sliders = page.locator("#sliders input[type=range]")
+    assert all(sliders.nth(i).is_disabled() for i in range(3))
+    assert page.locator("#next").is_disabled()
+    assert page.locator("#rating-hint").inner_text() == (
+        "Watch the whole video first: the sliders open when it ends."
+    )
+    page.keyboard.press("Enter")
+    assert Rating.objects.count() == 0
+
+
+def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
+    # given
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    item = current_item(page)
+    # the first slider has the focus once the video has ended
+    assert page.evaluate("document.activeElement.dataset.dimension") == "subject"
+    # when
+    page.keyboard.press("ArrowRight")  # 50 -> 51
+    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")  # 50 -> 48
+    page.keyboard.press("Tab")
+    page.keyboard.press("End")  # 100
+    page.keyboard.press(" ")  # replay
+    page.wait_for_function("document.querySelector('#stage video').ended")
+    page.keyboard.press("Enter")
+    # then
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    ratings = Rating.objects.filter(stimulus__public_id=item)
+    assert dict(ratings.values_list("dimension__key", "score")) == {
+        "subject": 51.0,
+        "completeness": 48.0,
+        "interaction": 100.0,
+    }
+    assert {(r.plays, r.stalls) for r in ratings} == {(2, 0)}
+
+
+@pytest.mark.slow
+def test_a_full_session_ends_with_the_code_and_the_redirect(page, live_server, rater_study):
+    # given
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    golden = {str(tiny.golden[0].public_id): 20.0, str(tiny.golden[1].public_id): 80.0}
+    # when: every item rated (golden ones as the experts did), breaks after 3 and 6
+    rated = rate_until(page, lambda item: golden.get(item, 55.0), "finished")
+    # then
+    assert rated == server_order()
+    assignment = Assignment.objects.get(rater__external_id="P1")
+    assert (assignment.state, assignment.breaks_taken, assignment.position) == ("finished", 2, 8)
+    assert Rating.objects.filter(assignment=assignment).count() == 8 * 3
+    assert sorted(Rating.objects.values_list("stimulus__public_id", flat=True).distinct()) == (
+        sorted(Stimulus.objects.filter(public_id__in=rated).values_list("public_id", flat=True))
+    )
+    assert page.locator("#step-finished").get_attribute("data-outcome") == "done"
+    code = Participation.objects.get(rater__external_id="P1").completion_code
+    assert page.locator("#completion-code").inner_text() == code
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('mosaic:'))") == []
+    page.wait_for_url(MARKET + "done")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("agreeing", "outcome"), [(True, "message"), (False, "finished")])
+def test_the_golden_gate_decides_about_the_next_session(
+    page, live_server, rater_study, agreeing, outcome
+):
+    # given: two sessions of 3 stimuli + 2 golden, no breaks
+    tiny = rater_study(session_size=3, rest_every=0)
+    onboard(page, live_server, tiny)
+    experts = {str(tiny.golden[0].public_id): 20.0, str(tiny.golden[1].public_id): 80.0}
+
+    def value_of(item: str) -> float:
+        if not is_golden(item):
+            return 50.0
+        return experts[item] if agreeing else 100.0 - experts[item]
+
+    # when
+    rated = rate_until(page, value_of, "message", "finished")
+    # then
+    assert len(rated) == 5
+    assignment = Assignment.objects.get(rater__external_id="P1")
+    assert assignment.golden_agreement_plcc == pytest.approx(1.0 if agreeing else -1.0)
+    assert wait_step(page, "message", "finished") == outcome
+    if agreeing:
+        assert page.locator("#message-text").inner_text() == (
+            "You finished this session. Thank you!"
+        )
+        page.click("#message-continue")
+        wait_step(page, "rating")
+        assert page.locator("#progress-text").inner_text() == "0 / 5"
+        second = Assignment.objects.filter(rater__external_id="P1").exclude(pk=assignment.pk)
+        assert current_item(page) in {
+            str(s.public_id) for s in Stimulus.objects.filter(pk__in=second.get().order)
+        }
+    else:
+        section = page.locator("#step-finished")
+        assert section.get_attribute("data-outcome") == "not_eligible"
+        assert "cannot take further sessions" in section.inner_text()
+        page.wait_for_url(MARKET + "done")

@@ -1,0 +1,48 @@
+import pytest
+from django.contrib.auth.models import Group
+
+from annotation.roles import RESEARCHERS_GROUP
+from tests.annotation.rater_fixtures import tiny_study
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def signed_in(client, role):
+    user = UserFactory(is_staff=role == "admin")
+    if role == "researcher":
+        user.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("role", "monitor", "results"),
+    [("rater", 403, 403), ("researcher", 403, 200), ("admin", 200, 200)],
+)
+def test_pages_check_the_role(client, role, monitor, results):
+    tiny = tiny_study()
+    signed_in(client, role)
+    assert client.get(f"/studies/{tiny.study.slug}/monitor/").status_code == monitor
+    assert client.get(f"/studies/{tiny.study.slug}/results/").status_code == results
+
+
+def test_anonymous_users_are_sent_to_sign_in(client):
+    tiny = tiny_study()
+    response = client.get(f"/studies/{tiny.study.slug}/monitor/")
+    assert response.status_code == 302 and response.url.startswith("/accounts/login/")
+
+
+def test_monitor_page_loads_its_module(client):
+    tiny = tiny_study()
+    signed_in(client, "admin")
+    body = client.get(f"/studies/{tiny.study.slug}/monitor/").content.decode()
+    assert "frontend/monitor.js" in body
+    assert f'<script id="study-slug" type="application/json">"{tiny.study.slug}"</script>' in body
+
+
+def test_results_page_says_when_there_is_no_run(client):
+    tiny = tiny_study()
+    signed_in(client, "researcher")
+    body = client.get(f"/studies/{tiny.study.slug}/results/").content.decode()
+    assert "No finished analysis run yet." in body
