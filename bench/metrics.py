@@ -1,0 +1,147 @@
+"""Throughput of the weight-free metrics against decoding alone, on the same clips.
+
+Baseline: a plain PyAV loop that decodes every frame and converts the same frames to RGB
+as the metric pass needs (every frame for the full set, which has flicker and P.910's
+all-frame SI/TI; frames k*8 and k*8-1 for GAIA's six features), and does nothing else.
+Project: `score_video` (one decode pass + every metric on the device). Target: the project
+runs at >= 0.8 of the baseline's videos per second.
+
+    .venv/bin/python bench/metrics.py [--quick] [--device cpu|cuda] [--batch-size N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import av  # noqa: E402
+import torch  # noqa: E402
+
+from media_pipeline.metrics.registry import available_metrics  # noqa: E402
+from media_pipeline.metrics.scoring import pick_device, score_video  # noqa: E402
+
+GAIA_SIX = ["brightness", "contrast", "colorfulness", "sharpness", "si", "ti"]
+WEIGHT_FREE = [m.name for m in available_metrics() if not m.weights]
+SOURCES = ["testsrc2", "mandelbrot", "cellauto", "testsrc"]  # moving lavfi sources
+
+
+def make_clips(folder: Path, *, count: int, size: str, fps: int, seconds: float) -> list[Path]:
+    clips = []
+    for i in range(count):
+        source = SOURCES[i % len(SOURCES)]
+        path = folder / f"clip{i}.mp4"
+        subprocess.run(
+            [
+                "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi",
+                "-i", f"{source}=size={size}:rate={fps}",
+                "-t", str(seconds), "-r", str(fps), "-c:v", "libx264", "-preset", "ultrafast",
+                "-pix_fmt", "yuv420p", str(path),
+            ],
+            check=True,
+        )  # fmt: skip
+        clips.append(path)
+    return clips
+
+
+def decode_only(path: Path, *, all_frames: bool, step: int = 8) -> int:
+    """The baseline: decode every frame, convert the wanted ones to RGB arrays."""
+    converted = 0
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for index, frame in enumerate(container.decode(stream)):
+            if all_frames or index % step in (0, step - 1):
+                frame.to_ndarray(format="rgb24")
+                converted += 1
+    return converted
+
+
+def best_rate(fn, clips: list[Path], repeats: int) -> float:
+    """Videos per second, the best of `repeats` passes over all clips (noise on 2 cores)."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for clip in clips:
+            fn(clip)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - started)
+    return len(clips) / best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1: on this shared 2-core machine two intra-op "
+        "threads run elementwise kernels slower than one; 0 keeps torch's default)",
+    )
+    parser.add_argument("--clips", type=Path, default=None, help="score DIR/*.mp4 instead")
+    parser.add_argument("--size", default=None, help="WxH of the clips (default 512x288)")
+    args = parser.parse_args()
+    device = pick_device(args.device)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    count, seconds, repeats = (4, 1.0, 2) if args.quick else (8, 2.8, 3)
+    size = args.size or ("256x256" if args.quick else "512x288")
+    fps = 16
+    figures: dict = {"device": device, "batch_size": args.batch_size, "clips": count}
+    figures["torch_threads"] = torch.get_num_threads()
+    figures |= {"size": size, "fps": fps, "seconds": seconds, "repeats": repeats}
+    if device.startswith("cuda"):
+        figures["gpu"] = torch.cuda.get_device_name(0)
+    with tempfile.TemporaryDirectory() as folder:
+        if args.clips:  # ready-made clips (a machine without the ffmpeg command line)
+            clips = sorted(args.clips.glob("*.mp4"))
+            with av.open(str(clips[0])) as c:
+                s = c.streams.video[0]
+                size, fps, count = f"{s.width}x{s.height}", float(s.average_rate), len(clips)
+            figures |= {"clips": count, "size": size, "fps": fps, "seconds": None}
+        else:
+            clips = make_clips(Path(folder), count=count, size=size, fps=fps, seconds=seconds)
+        # warm-up: first-call costs (kernels, CUDA context) are not throughput
+        score_video(path=clips[0], metric_names=WEIGHT_FREE, device=device)
+        for label, names, all_frames in (
+            ("all_weight_free", WEIGHT_FREE, True),
+            ("gaia_six", GAIA_SIX, False),
+        ):
+            baseline = best_rate(
+                lambda c, a=all_frames: decode_only(c, all_frames=a), clips, repeats
+            )
+            ours = best_rate(
+                lambda c, n=names: score_video(
+                    path=c, metric_names=n, device=device, batch_size=args.batch_size
+                ),
+                clips,
+                repeats,
+            )
+            ratio = ours / baseline
+            print(
+                f"{label:16s} decode-only {baseline:7.2f} videos/s | decode+metrics "
+                f"{ours:7.2f} videos/s | ratio {ratio:.3f} (target >= 0.8) "
+                f"[{device}, batch {args.batch_size}]"
+            )
+            figures[label] = {
+                "metrics": names,
+                "decode_only_videos_per_s": round(baseline, 3),
+                "metrics_videos_per_s": round(ours, 3),
+                "ratio": round(ratio, 3),
+                "meets_target": ratio >= 0.8,
+            }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""PostgreSQL restarted while raters rate: clients retry, and afterwards every answer the
+server acknowledged is stored exactly once."""
+
+import asyncio
+import subprocess
+import uuid
+from pathlib import Path
+
+import aiohttp
+import psycopg
+import pytest
+from django.db import connections
+
+from bench.stack import SLUG, prepare_database, start_server, stop_server, token
+
+DB = "mosaic_fault"
+PORT = 8777
+RATERS = 12
+
+
+def restart_postgres() -> None:
+    version = sorted(Path("/etc/postgresql").iterdir())[-1].name
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
+        check=True,
+        timeout=60,
+    )
+
+
+async def rater(session, i: int, deadline: float, acked: set, attempts: list) -> None:
+    headers = {"Authorization": f"Token {token(i)}"}
+    base = f"http://127.0.0.1:{PORT}/api/rater/studies/{SLUG}/"
+    loop = asyncio.get_running_loop()
+    while loop.time() < deadline:
+        try:
+            async with session.get(base + "next/", headers=headers) as response:
+                if response.status != 200:
+                    await asyncio.sleep(0.2)
+                    continue
+                item = (await response.json())["item"]
+        except aiohttp.ClientError:
+            await asyncio.sleep(0.2)
+            continue
+        if item is None:
+            return
+        payload = {
+            "client_uuid": str(uuid.uuid4()),
+            "item": item["id"],
+            "scores": {"subject": 10 + i, "completeness": 20, "interaction": 30},
+        }
+        while True:  # the same answer, the same id, until the server confirms it
+            attempts.append(payload["client_uuid"])
+            try:
+                async with session.post(
+                    base + "answers/", json=payload, headers=headers
+                ) as response:
+                    if response.status in (200, 201):
+                        acked.add(payload["client_uuid"])
+                        break
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+
+
+async def rate_through_a_restart(seconds: float) -> tuple[set, list]:
+    acked: set = set()
+    attempts: list = []
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        raters = [
+            asyncio.create_task(rater(session, i, deadline, acked, attempts)) for i in range(RATERS)
+        ]
+        await asyncio.sleep(seconds / 3)
+        await loop.run_in_executor(None, restart_postgres)
+        await asyncio.gather(*raters)
+    return acked, attempts
+
+
+@pytest.mark.slow
+def test_every_acknowledged_answer_survives_a_database_restart():
+    prepare_database(DB, raters=RATERS, stimuli=300)
+    server = start_server(DB, port=PORT, workers=2, threads=4)
+    try:
+        acked, attempts = asyncio.run(rate_through_a_restart(12.0))
+    finally:
+        stop_server(server)
+        for connection in connections.all():  # the restart closed them
+            connection.close()
+    with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{DB}") as db:
+        rows = db.execute(
+            "SELECT client_uuid::text, count(*) FROM annotation_rating GROUP BY client_uuid"
+        ).fetchall()
+    stored = dict(rows)
+    assert len(acked) > RATERS  # rating went on around the restart
+    assert len(attempts) > len(acked)  # and some answers needed a retry
+    assert all(stored.get(answer) == 3 for answer in acked)  # each exactly once (3 dims)
+    assert all(count == 3 for count in stored.values())  # nothing half or twice stored
