@@ -21,7 +21,9 @@ from scipy import optimize, stats
 
 
 def logistic4(x: np.ndarray, b1: float, b2: float, b3: float, b4: float) -> np.ndarray:
-    return (b1 - b2) / (1.0 + np.exp(-(x - b3) / abs(b4))) + b2
+    # exp saturates past |700|; clipping there changes no float64 result.
+    exponent = np.clip(-(np.asarray(x, float) - b3) / abs(b4), -700.0, 700.0)
+    return (b1 - b2) / (1.0 + np.exp(exponent)) + b2
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
