@@ -15,7 +15,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("api/", include("quality.urls")),
     *media_urlpatterns,
-    *rater_urlpatterns(),
+    *rater_urlpatterns,
     path("", include("frontend.urls")),
 ]
 

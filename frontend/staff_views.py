@@ -27,25 +27,59 @@ def studies(request):
     )
 
 
+def agreement_table(agreement: dict | None) -> dict | None:
+    """GAIA Tab. 5 for the template: one row per metric, one (SRCC, PLCC) cell per target,
+    then the trained predictor's rows."""
+    if not agreement:
+        return None
+    targets = list(dict.fromkeys(row["target"] for row in agreement["rows"]))
+    cells: dict[str, dict[str, dict]] = {}
+    for row in agreement["rows"]:
+        cells.setdefault(row["metric"], {})[row["target"]] = row
+    rows = [
+        {"metric": metric, "cells": [by_target.get(t) for t in targets]}
+        for metric, by_target in sorted(cells.items())
+    ]
+    trained = agreement.get("ridge") or {}
+    if trained:
+        features = next(iter(trained.values()))["features"]
+        rows.append(
+            {
+                "metric": "ridge (" + ", ".join(features) + ")",
+                "trained": True,
+                "cells": [
+                    {"srcc": trained[t]["srcc_mean"], "plcc": trained[t]["plcc_mean"]}
+                    if t in trained
+                    else None
+                    for t in targets
+                ],
+            }
+        )
+    return {"targets": targets, "rows": rows, "stimuli": agreement.get("stimuli")}
+
+
 @login_required
 def results(request, slug: str):
     from quality.api import latest_done_run
-    from quality.plots import FIGURES
+    from quality.export import EXPORT_NAMES, RUN_EXPORTS
+    from quality.plots import FIGURES, available
 
     if not is_researcher(request.user):
         raise PermissionDenied("only researchers and admins see results")
     study = get_object_or_404(Study, slug=slug)
     run = latest_done_run(study, None)
     summary = run.summary if run else {}
+    exports = [n for n in EXPORT_NAMES if run is not None or n not in RUN_EXPORTS]
     return render(
         request,
         "frontend/staff/results.html",
         {
             "study": study,
             "run": run,
-            "figures": FIGURES,
+            "figures": {name: FIGURES[name] for name in available(summary)},
             "alpha": summary.get("alpha", {}),
-            "correlation": summary.get("dimension_correlation", {}),
-            "exports": ["mos.csv", "ratings.csv", "raters.csv", "provenance.json"],
+            "correlation": summary.get("dimension_correlation", []),
+            "agreement": agreement_table(summary.get("metric_agreement")),
+            "exports": exports,
         },
     )

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from frontend import entry, media, staff_views, views
+from frontend import entry, media, rater_urls, staff_views, views
 
 app_name = "frontend"
 
@@ -18,9 +18,4 @@ media_urlpatterns = [
 ]
 
 
-def rater_urlpatterns():
-    try:
-        from frontend import rater_urls
-    except ImportError:  # the rater pages are not installed yet
-        return []
-    return [path("study/<slug:slug>/", include((rater_urls.urlpatterns, "rater")))]
+rater_urlpatterns = [path("study/<slug:slug>/", include((rater_urls.urlpatterns, "rater")))]

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
-from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from annotation.errors import NotFound
+from annotation.errors import Conflict, NotFound
 from annotation.models import Stimulus, Study
 from annotation.roles import IsResearcher
+from frontend.media import file_response
 from quality import export, plots
-from quality.models import AnalysisRun
-from quality.services import analysis_run_request
+from quality.models import AnalysisRun, ExportJob
+from quality.services import analysis_run_request, export_job_request
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -87,8 +92,9 @@ class FigureView(APIView):
     @extend_schema(responses={(200, "image/png"): OpenApiTypes.BINARY})
     def get(self, request, pk: int, name: str):
         run = get_object_or_404(AnalysisRun, pk=pk, status=AnalysisRun.Status.DONE)
-        if name not in plots.FIGURES:
-            raise NotFound(f"no figure '{name}' (one of {', '.join(plots.FIGURES)})")
+        names = plots.available(run.summary)
+        if name not in names:
+            raise NotFound(f"no figure '{name}' for this run (one of {', '.join(names)})")
         png = plots.draw(name, mos=run_mos_frame(run), summary=run.summary)
         response = HttpResponse(png, content_type="image/png")
         response["Content-Disposition"] = (
@@ -97,41 +103,110 @@ class FigureView(APIView):
         return response
 
 
-def _csv_response(lines, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+def _unavailable_as_not_found(call):
+    try:
+        return call()
+    except export.ExportUnavailable as exc:
+        raise NotFound(str(exc)) from exc
 
 
 class ExportView(APIView):
-    """`mos.csv`, `ratings.csv`, `raters.csv` and `provenance.json`; `?run=ID` picks a
-    finished analysis run (default: the latest)."""
+    """`mos.csv`, `ratings.csv`, `raters.csv`, `metric_agreement.csv` and
+    `provenance.json`, streamed; `?run=ID` picks a finished analysis run (default: the
+    latest). For very large studies, an export job writes the same bytes to a file."""
 
     permission_classes = [IsResearcher]
-    NAMES = ("mos.csv", "ratings.csv", "raters.csv", "provenance.json")
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, slug: str, name: str):
         study = get_object_or_404(Study, slug=slug)
-        if name not in self.NAMES:
-            raise NotFound(f"no export '{name}' (one of {', '.join(self.NAMES)})")
         run = latest_done_run(study, request.query_params.get("run"))
-        if name == "mos.csv":
-            if run is None:
-                raise NotFound("no finished analysis run yet: request one first")
-            keys = list(study.dimensions.values_list("key", flat=True))
-            lines = export.csv_lines(export.mos_header(keys), export.mos_rows(run=run))
-            return _csv_response(lines, f"{study.slug}-mos-run{run.pk}.csv")
-        if name == "ratings.csv":
-            return _csv_response(
-                export.raw_ratings_lines(study=study, run=run), f"{study.slug}-ratings.csv"
-            )
-        if name == "raters.csv":
-            return _csv_response(
-                export.rater_statistics_lines(study=study), f"{study.slug}-raters.csv"
-            )
-        response = JsonResponse(
-            export.provenance(study=study, run=run), json_dumps_params={"indent": 2}
+        content = _unavailable_as_not_found(
+            lambda: export.export_content(study=study, name=name, run=run)
         )
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-provenance.json"'
+        if isinstance(content.lines, list):  # already whole (the provenance JSON)
+            response = HttpResponse("".join(content.lines), content_type=content.content_type)
+        else:
+            response = StreamingHttpResponse(content.lines, content_type=content.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{content.filename}"'
+        return response
+
+
+class ExportJobSerializer(serializers.ModelSerializer):
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExportJob
+        fields = [
+            "id",
+            "name",
+            "run",
+            "status",
+            "size_bytes",
+            "error",
+            "created_at",
+            "finished_at",
+            "download_url",
+        ]
+
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != ExportJob.Status.DONE:
+            return None
+        return reverse("export-job-download", kwargs={"pk": job.pk})
+
+
+class ExportJobListView(APIView):
+    """Export jobs of a study: POST {"name": "ratings.csv", "run": ID?} queues one."""
+
+    permission_classes = [IsResearcher]
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.ChoiceField(choices=export.EXPORT_NAMES)
+        run = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(responses=ExportJobSerializer(many=True))
+    def get(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        jobs = ExportJob.objects.filter(study=study).order_by("-created_at")[:50]
+        return Response(ExportJobSerializer(jobs, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses=ExportJobSerializer)
+    def post(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run_id = data.validated_data.get("run")
+        run = latest_done_run(study, None if run_id is None else str(run_id))
+        job = _unavailable_as_not_found(
+            lambda: export_job_request(
+                study=study, name=data.validated_data["name"], run=run, requested_by=request.user
+            )
+        )
+        job.refresh_from_db()
+        return Response(ExportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportJobDetailView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ExportJobSerializer)
+    def get(self, request, pk: int):
+        return Response(ExportJobSerializer(get_object_or_404(ExportJob, pk=pk)).data)
+
+
+class ExportJobDownloadView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    def get(self, request, pk: int):
+        job = get_object_or_404(ExportJob, pk=pk)
+        if job.status != ExportJob.Status.DONE:
+            raise Conflict(f"the export is {job.status}, not ready for download")
+        path = Path(settings.MEDIA_ROOT) / job.file.name
+        if not path.is_file():
+            raise NotFound("the export file is gone; request the export again")
+        response = file_response(request, path)
+        filename = f"{job.study.slug}-{job.name}"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response["Cache-Control"] = "private, no-store"
         return response

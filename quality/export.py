@@ -3,13 +3,50 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from annotation.models import Dimension, Stimulus, Study
 from quality.models import AnalysisRun
 from quality.selectors import RATINGS_COLUMNS, rater_statistics, ratings_rows
 
 MOS_FIELDS = ("mos", "mos_raw", "std", "n", "ci95_low", "ci95_high")
+EXPORT_NAMES = (
+    "mos.csv",
+    "ratings.csv",
+    "raters.csv",
+    "metric_agreement.csv",
+    "provenance.json",
+)
+# Exports computed from an analysis run: they need a finished one.
+RUN_EXPORTS = ("mos.csv", "metric_agreement.csv")
+AGREEMENT_HEADER = (
+    "kind",
+    "metric",
+    "target",
+    "n",
+    "srcc",
+    "plcc",
+    "srcc_ci95_low",
+    "srcc_ci95_high",
+    "plcc_ci95_low",
+    "plcc_ci95_high",
+    "splits",
+    "srcc_std",
+    "plcc_std",
+)
+
+
+class ExportUnavailable(Exception):
+    """The export cannot be made (yet); the message says why."""
+
+
+@dataclass(frozen=True)
+class Export:
+    lines: Iterable[str]
+    filename: str
+    content_type: str
 
 
 class _Echo:
@@ -105,3 +142,57 @@ def provenance(*, study: Study, run: AnalysisRun | None) -> dict:
             "exclusions": run.exclusions,
         },
     }
+
+
+def metric_agreement_rows(*, run: AnalysisRun) -> Iterator[list]:
+    """GAIA Tab. 5 as rows: each metric against each target (bootstrap 95% intervals),
+    then the ridge predictor on the content features (mean and std over 80/20 splits)."""
+    agreement = run.summary.get("metric_agreement") or {}
+    for row in agreement.get("rows", []):
+        yield [
+            "metric",
+            *(row[key] for key in AGREEMENT_HEADER[1:10]),
+            None,
+            None,
+            None,
+        ]
+    for target, trained in (agreement.get("ridge") or {}).items():
+        name = "ridge(" + "+".join(trained["features"]) + ")"
+        yield [
+            "trained",
+            name,
+            target,
+            agreement.get("n"),
+            trained["srcc_mean"],
+            trained["plcc_mean"],
+            *([None] * 4),
+            trained["splits"],
+            trained["srcc_std"],
+            trained["plcc_std"],
+        ]
+
+
+def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
+    """The lines of one named export and how to deliver them; raises ExportUnavailable
+    for an unknown name, or a run export without a finished run."""
+    if name not in EXPORT_NAMES:
+        raise ExportUnavailable(f"no export '{name}' (one of {', '.join(EXPORT_NAMES)})")
+    if name in RUN_EXPORTS and run is None:
+        raise ExportUnavailable("no finished analysis run yet: request one first")
+    slug = study.slug
+    if name == "mos.csv":
+        keys = list(study.dimensions.values_list("key", flat=True))
+        lines = csv_lines(mos_header(keys), mos_rows(run=run))
+        return Export(lines, f"{slug}-mos-run{run.pk}.csv", "text/csv; charset=utf-8")
+    if name == "metric_agreement.csv":
+        lines = csv_lines(AGREEMENT_HEADER, metric_agreement_rows(run=run))
+        return Export(lines, f"{slug}-metric-agreement-run{run.pk}.csv", "text/csv; charset=utf-8")
+    if name == "ratings.csv":
+        lines = raw_ratings_lines(study=study, run=run)
+        return Export(lines, f"{slug}-ratings.csv", "text/csv; charset=utf-8")
+    if name == "raters.csv":
+        return Export(
+            rater_statistics_lines(study=study), f"{slug}-raters.csv", "text/csv; charset=utf-8"
+        )
+    text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
+    return Export([text], f"{slug}-provenance.json", "application/json")

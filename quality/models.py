@@ -5,12 +5,17 @@ from django.db import models
 from annotation.models import Study
 
 
+class JobStatus(models.TextChoices):
+    """The life of a job row: queued, then running, then done or failed."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class AnalysisRun(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="analysis_runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -35,3 +40,33 @@ class AnalysisRun(models.Model):
 
     def __str__(self) -> str:
         return f"analysis {self.pk} of {self.study.slug} ({self.status})"
+
+
+class ExportJob(models.Model):
+    """An export written to a file by a worker, for studies too large to stream in one
+    request; the researcher downloads the finished file as often as needed."""
+
+    Status = JobStatus
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
+    run = models.ForeignKey(
+        AnalysisRun, null=True, blank=True, on_delete=models.CASCADE, related_name="export_jobs"
+    )
+    name = models.CharField(max_length=40, help_text="Which export, e.g. ratings.csv")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    file = models.FileField(upload_to="exports/", blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"export {self.name} of {self.study.slug} ({self.status})"

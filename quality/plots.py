@@ -1,4 +1,4 @@
-"""The study's figures as PNG bytes (matplotlib, Agg): GAIA Fig. 2, 3, 5, 6 and 14.
+"""The study's figures as PNG bytes (matplotlib, Agg): GAIA Fig. 2, 3, 5, 6, 14 and Tab. 5.
 
 Each function takes plain data (DataFrames and dicts from a stored analysis run) and
 knows nothing of Django, so the same figures can be drawn from the CLI's output.
@@ -20,7 +20,15 @@ FIGURES = {
     "mos-by-class": "MOS per action class (Fig. 5)",
     "model-ranking": "Source models ranked by mean MOS (Fig. 6)",
     "mos-vs-std": "MOS against the standard deviation of ratings (Fig. 14)",
+    "metric-agreement": "SRCC of each automatic metric with MOS, bootstrap 95% intervals (Tab. 5)",
 }
+
+
+def available(summary: dict) -> list[str]:
+    """The figures a run's summary can draw: the metric agreement needs metric scores."""
+    return [
+        name for name in FIGURES if name != "metric-agreement" or summary.get("metric_agreement")
+    ]
 
 
 def _png(fig) -> bytes:
@@ -90,6 +98,31 @@ def mos_vs_std(mos: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+def metric_agreement(agreement: dict) -> bytes:
+    """Horizontal bars of SRCC per metric, one group of bars per target (MOS dimension,
+    All-Combined), with the bootstrap 95% interval as error bars."""
+    rows = pd.DataFrame(agreement["rows"])
+    metrics = sorted(rows["metric"].unique())
+    targets = list(dict.fromkeys(rows["target"]))
+    height = 0.8 / len(targets)
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(metrics) * len(targets) + 1.5))
+    for i, target in enumerate(targets):
+        part = rows[rows["target"] == target].set_index("metric").reindex(metrics)
+        positions = [m + i * height for m in range(len(metrics))]
+        errors = [
+            (part["srcc"] - part["srcc_ci95_low"]).clip(lower=0).fillna(0),
+            (part["srcc_ci95_high"] - part["srcc"]).clip(lower=0).fillna(0),
+        ]
+        ax.barh(positions, part["srcc"].fillna(0), height=height, xerr=errors, label=target)
+    ax.set_yticks([m + 0.4 - height / 2 for m in range(len(metrics))], metrics)
+    ax.set_xlabel("SRCC with MOS")
+    ax.set_xlim(-1, 1)
+    ax.axvline(0, color="black", lw=0.5)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
 def draw(name: str, *, mos: pd.DataFrame, summary: dict) -> bytes:
     if name == "srcc-curve":
         return srcc_curve(
@@ -107,4 +140,6 @@ def draw(name: str, *, mos: pd.DataFrame, summary: dict) -> bytes:
         return model_ranking(mos)
     if name == "mos-vs-std":
         return mos_vs_std(mos)
+    if name == "metric-agreement" and summary.get("metric_agreement"):
+        return metric_agreement(summary["metric_agreement"])
     raise KeyError(name)

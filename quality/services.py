@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import logging
 import math
+import secrets
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Study
 from config.task_dispatch import send_on_commit
-from quality.models import AnalysisRun
+from quality import export
+from quality.models import AnalysisRun, ExportJob
 from quality.selectors import ratings_frame
 
 logger = logging.getLogger(__name__)
@@ -26,18 +30,18 @@ def analysis_run_request(*, study: Study, requested_by=None) -> AnalysisRun:
     """Queue an analysis of the study's ratings as they are now (computed on commit)."""
     from quality.tasks import run_analysis
 
-    settings = analysis_settings_for(study)
+    snapshot = _settings_dict(analysis_settings_for(study))
     run = AnalysisRun.objects.create(
-        study=study, requested_by=requested_by, settings_snapshot=_settings_dict(settings)
+        study=study, requested_by=requested_by, settings_snapshot=snapshot
     )
     send_on_commit(run_analysis, run.pk)
     return run
 
 
-def _settings_dict(settings) -> dict:
+def _settings_dict(analysis_settings) -> dict:
     from dataclasses import asdict
 
-    return asdict(settings)
+    return asdict(analysis_settings)
 
 
 def _clean(value):
@@ -141,3 +145,53 @@ def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
         seed=0,
         ridge_features=[f for f in CONTENT_FEATURES if f in metrics.columns],
     ) | {"stimuli": int(len(common))}
+
+
+def export_job_request(
+    *, study: Study, name: str, run: AnalysisRun | None, requested_by=None
+) -> ExportJob:
+    """Queue an export to be written to a file (sent on commit). Raises ExportUnavailable
+    for an unknown name, or a run export without a finished run, before queueing."""
+    from quality.tasks import build_export
+
+    export.export_content(study=study, name=name, run=run)  # checks, streams nothing yet
+    job = ExportJob.objects.create(study=study, run=run, name=name, requested_by=requested_by)
+    send_on_commit(build_export, job.pk)
+    return job
+
+
+def export_job_execute(*, job_id: int) -> None:
+    """Write a queued export to its file: into a temporary name first, renamed when
+    complete, so a download never sees half a file. A redelivered finished job is left
+    alone; an interrupted one starts over."""
+    with transaction.atomic():
+        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status in (ExportJob.Status.DONE, ExportJob.Status.FAILED):
+            return
+        job.status = ExportJob.Status.RUNNING
+        job.attempts += 1
+        job.started_at = timezone.now()
+        job.save(update_fields=["status", "attempts", "started_at"])
+    relative = f"exports/{job.study.slug}/{job.pk}-{secrets.token_hex(8)}-{job.name}"
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    try:
+        content = export.export_content(study=job.study, name=job.name, run=job.run)
+        with partial.open("w", encoding="utf-8", newline="") as handle:
+            for line in content.lines:
+                handle.write(line)
+        partial.replace(target)
+    except Exception as exc:  # recorded on the row for the researcher, not retried
+        logger.exception("export job %s failed", job.pk)
+        partial.unlink(missing_ok=True)
+        ExportJob.objects.filter(pk=job.pk).update(
+            status=ExportJob.Status.FAILED, error=str(exc), finished_at=timezone.now()
+        )
+        return
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=ExportJob.Status.DONE,
+        file=relative,
+        size_bytes=target.stat().st_size,
+        finished_at=timezone.now(),
+    )

@@ -13,3 +13,8 @@ def run_analysis(run_id: int) -> None:
 @shared_task
 def analyse_running_studies() -> list[int]:
     return services.analyse_running_studies()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=1800, time_limit=1860)
+def build_export(job_id: int) -> None:
+    services.export_job_execute(job_id=job_id)

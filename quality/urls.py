@@ -15,4 +15,15 @@ urlpatterns = [
         name="analysis-figure",
     ),
     path("studies/<slug:slug>/exports/<str:name>", api.ExportView.as_view(), name="export"),
+    path(
+        "studies/<slug:slug>/export-jobs/",
+        api.ExportJobListView.as_view(),
+        name="export-jobs",
+    ),
+    path("export-jobs/<int:pk>/", api.ExportJobDetailView.as_view(), name="export-job"),
+    path(
+        "export-jobs/<int:pk>/download",
+        api.ExportJobDownloadView.as_view(),
+        name="export-job-download",
+    ),
 ]
