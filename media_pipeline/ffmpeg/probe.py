@@ -1,24 +1,32 @@
-"""Probing a file by its content with Debian's ffprobe, never by its name.
+"""Probing a file by its content, never by its name, in-process with PyAV.
 
-ffmpeg-python's own `ffmpeg.probe` throws ffprobe's warnings away when it succeeds, and the
-warnings are what give a truncated WebM away ("File ended prematurely"), so ffprobe is run
-here directly with the same arguments ffmpeg-python would pass, plus `-count_packets`.
+PyAV makes the libavformat calls ffprobe makes (open, find stream info, read packets)
+and reports the same fields, without the ~80 ms an ffprobe process takes to start for
+each video: that start was most of the pipeline's overhead over a plain ffmpeg run
+(bench/transcode.py). libav's warnings are captured while the file is read, because they
+are what gives a truncated WebM away ("File ended prematurely"). PyAV brings its own,
+newer libav; a file it reads that Debian's ffmpeg then cannot still fails, in the
+transcode, with ffmpeg's own message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
-import re
-import subprocess
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from media_pipeline.ffmpeg.errors import CorruptVideo, NotAVideo
 
-FFPROBE = "ffprobe"
-# Demuxers of still pictures: ffprobe reports a "video" stream for a PNG or a JPEG too.
+if TYPE_CHECKING:
+    from av.container import InputContainer
+    from av.video.stream import VideoStream
+
+# Demuxers of still pictures: libav reports a "video" stream for a PNG or a JPEG too.
 IMAGE_FORMATS = {
     "image2",
     "png_pipe",
@@ -31,8 +39,12 @@ IMAGE_FORMATS = {
     "jpegxl_pipe",
     "qoi_pipe",
 }
-# ffprobe warnings that mean the bytes stop before the container says they should.
+# Demuxers of text art (ANSI, BinText, XBin): libav "plays" any .ans, .nfo or .bin file.
+TEXT_FORMATS = {"tty", "bin", "adf", "idf", "xbin"}
+# libav warnings that mean the bytes stop before the container says they should.
 TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "truncated", "moov atom not found")
+# PyAV's log settings are global to the process: one probe at a time changes them.
+_LOG_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -42,10 +54,10 @@ class ProbeResult:
     `width` and `height` are the size the viewer sees, i.e. after the container's rotation
     (a phone video stored 1920x1080 with a 90 degree display matrix is 1080x1920 here);
     `coded_width`/`coded_height` are the size stored in the bitstream. `fps` is the average
-    frame rate (frames / duration) as a float, `fps_exact` the same rate as ffprobe's exact
-    rational ("30000/1001"). `is_vfr` is a guess: ffprobe's average rate and its "real base
-    rate" (the smallest rate that represents every timestamp) disagree when frame durations
-    vary, as in GIFs with uneven delays or VFR screen recordings.
+    frame rate (frames / duration) as a float, `fps_exact` the same rate as libav's exact
+    rational ("30000/1001"). `is_vfr` is a guess: libav's average rate and its "real base
+    rate" (r_frame_rate, the smallest rate that represents every timestamp) disagree when
+    frame durations vary, as in GIFs with uneven delays or VFR screen recordings.
     """
 
     container: str
@@ -80,13 +92,6 @@ def sha256_file(path: Path | str, *, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def _rate(text: str | None) -> Fraction:
-    try:
-        return Fraction(text or "0/1")
-    except (ValueError, ZeroDivisionError):  # ffprobe writes "0/0" for "unknown"
-        return Fraction(0)
-
-
 def _container_from_magic(path: Path) -> str | None:
     """The video container a file's first bytes announce, if any (for the error message)."""
     with open(path, "rb") as handle:
@@ -102,42 +107,150 @@ def _container_from_magic(path: Path) -> str | None:
     return None
 
 
-def _last_line(text: str, path: Path) -> str:
-    """ffprobe's last message without its "[demuxer @ 0x...]" or "/full/path: " prefix."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return "no message from ffprobe"
-    line = re.sub(r"^\[[^\]]* @ 0x[0-9a-f]+\]\s*", "", lines[-1])
-    return line.removeprefix(f"{path}: ")
+@contextlib.contextmanager
+def _libav_log() -> Iterator[list[str]]:
+    """Collect what libav logs in this thread at warning level or above, as ffprobe's stderr.
+
+    PyAV drops libav's log by default and skips a message equal to the previous one (a
+    second probe of the same broken file would then miss its warning); both settings are
+    changed for the read and restored after it. The list is filled when the block ends.
+    """
+    import av.logging
+
+    messages: list[str] = []
+    with _LOG_LOCK:
+        level, skip_repeated = av.logging.get_level(), av.logging.get_skip_repeated()
+        av.logging.set_level(av.logging.WARNING)
+        av.logging.set_skip_repeated(False)
+        try:
+            with av.logging.Capture() as logs:
+                yield messages
+        finally:
+            av.logging.set_skip_repeated(skip_repeated)
+            av.logging.set_level(level)
+    messages.extend(text for _, _, message in logs if (text := message.strip()))
 
 
-def _rotation(stream: dict) -> int:
-    for side in stream.get("side_data_list", []):
-        if "rotation" in side:
-            return int(round(float(side["rotation"]))) % 360
-    rotate = stream.get("tags", {}).get("rotate")  # older muxers wrote a tag instead
-    return int(rotate) % 360 if rotate and rotate.lstrip("-").isdigit() else 0
+@dataclass
+class _VideoRead:
+    """The first real video stream's fields, named as ffprobe names them."""
+
+    codec_name: str
+    width: int
+    height: int
+    pix_fmt: str
+    nb_frames: int  # what the container's index states, 0 when it states nothing
+    avg_frame_rate: Fraction
+    r_frame_rate: Fraction
+    duration: float | None  # the stream's, else the container's
+    nb_read_packets: int = 0
+    rotation: int | None = None  # None: no frame could be decoded
+    read_error: str | None = None
+    decode_error: str | None = None
 
 
-def _run_ffprobe(path: Path, *, count_packets: bool) -> tuple[dict | None, str]:
-    args = [FFPROBE, "-v", "warning", "-show_format", "-show_streams", "-of", "json"]
-    if count_packets:
-        args.append("-count_packets")
-    completed = subprocess.run([*args, str(path)], capture_output=True, check=False)
-    stderr = completed.stderr.decode("utf-8", "replace")
-    if completed.returncode != 0:
-        return None, stderr
-    return json.loads(completed.stdout.decode("utf-8", "replace")), stderr
+@dataclass
+class _Read:
+    """What one pass over the file gave, before it is judged."""
+
+    error: str | None = None  # libav could not open the file at all
+    container: str = ""
+    has_audio: bool = False
+    video: _VideoRead | None = None
+
+
+def _error_text(exc: Exception) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
+
+
+def _read_video(
+    container: InputContainer, stream: VideoStream, *, count_packets: bool
+) -> _VideoRead:
+    """Read the stream's fields; count its packets if asked; decode its first frame.
+
+    The display rotation is read from the first decoded frame, the only place PyAV shows
+    the container's display matrix; without counting, demuxing stops right after it.
+    """
+    import av
+
+    codec = stream.codec_context
+    duration = None
+    if stream.duration is not None and stream.time_base:
+        duration = float(stream.duration * stream.time_base)
+    elif container.duration:
+        duration = container.duration / av.time_base
+    video = _VideoRead(
+        codec_name=codec.codec.canonical_name,
+        width=codec.width,
+        height=codec.height,
+        pix_fmt=codec.pix_fmt or "",
+        nb_frames=stream.frames,
+        avg_frame_rate=stream.average_rate or Fraction(0),
+        r_frame_rate=stream.base_rate or Fraction(0),
+        duration=duration,
+    )
+
+    def decode(packet: av.Packet | None) -> None:
+        try:
+            frames = stream.decode(packet)
+        except av.error.FFmpegError as exc:
+            video.decode_error = _error_text(exc)
+        else:
+            if frames:
+                video.rotation = int(round(frames[0].rotation)) % 360
+
+    def first_frame_done() -> bool:
+        return video.rotation is not None or video.decode_error is not None
+
+    try:
+        for packet in container.demux(stream):
+            if packet.size == 0:  # PyAV's end-of-stream marker, not a packet of the file
+                continue
+            video.nb_read_packets += 1
+            if not first_frame_done():
+                decode(packet)
+            elif not count_packets:
+                break
+    except av.error.FFmpegError as exc:
+        video.read_error = _error_text(exc)
+    if not first_frame_done():
+        decode(None)  # a decoder with delay (B-frames, threads) may hold the first frame
+    return video
+
+
+def _read(path: Path, *, count_packets: bool) -> tuple[_Read, list[str]]:
+    """One pass over the file, with what libav logged during it."""
+    import av
+
+    read = _Read()
+    with _libav_log() as messages:
+        try:
+            # Tags are never shown to anyone: a badly encoded one must not fail the probe.
+            container = av.open(str(path), metadata_errors="replace")
+        except av.error.FFmpegError as exc:
+            read.error = _error_text(exc)
+        else:
+            with container:
+                read.container = container.format.name
+                read.has_audio = bool(container.streams.audio)
+                video = [
+                    s
+                    for s in container.streams.video
+                    if not s.disposition & av.stream.Disposition.attached_pic
+                ]
+                if video and read.container not in IMAGE_FORMATS | TEXT_FORMATS:
+                    read.video = _read_video(container, video[0], count_packets=count_packets)
+    return read, messages
 
 
 def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     """Probe `path` by content; raise `NotAVideo` or `CorruptVideo` with an admin's message.
 
     The frame count is the container's (`nb_frames`) when it states one, else the number of
-    video packets counted by demuxing (`-count_packets`: no decoding, so fast). A file whose
-    packets stop before the count its index promises, or whose demuxer warns that it ended
-    early, is reported as truncated. `count_packets=False` trusts the container alone (used
-    to re-probe our own renditions, whose MP4 index is complete).
+    video packets counted by demuxing (no decoding past the first frame, so fast). A file
+    whose packets stop before the count its index promises, or whose demuxer warns that it
+    ended early, is reported as truncated. `count_packets=False` trusts the container alone
+    (for files whose index is known complete).
     """
     path = Path(path)
     name = path.name
@@ -145,66 +258,66 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         raise NotAVideo(f"not a video: {name} does not exist")
     if path.stat().st_size == 0:
         raise NotAVideo(f"not a video: {name} is empty (0 bytes)")
-    info, warnings = _run_ffprobe(path, count_packets=count_packets)
-    if info is None:
+    read, warnings = _read(path, count_packets=count_packets)
+    if read.error is not None:
         kind = _container_from_magic(path)
         if kind:
             raise CorruptVideo(
                 f"corrupt video: {name} has a {kind} header but cannot be read, "
-                f"probably truncated or damaged ({_last_line(warnings, path)})"
+                f"probably truncated or damaged ({read.error})"
             )
-        reason = _last_line(warnings, path)
-        raise NotAVideo(f"not a video: {name} is not a media file ffmpeg can read ({reason})")
-    container = info.get("format", {}).get("format_name", "")
-    streams = info.get("streams", [])
-    video = [
-        s
-        for s in streams
-        if s.get("codec_type") == "video" and not s.get("disposition", {}).get("attached_pic")
-    ]
+        raise NotAVideo(f"not a video: {name} is not a media file ffmpeg can read ({read.error})")
+    container = read.container
     if container in IMAGE_FORMATS:
         raise NotAVideo(f"not a video: {name} is a still image ({container}), not a video")
-    if not video:
+    if container in TEXT_FORMATS:
+        raise NotAVideo(f"not a video: {name} is text ({container}), not a video")
+    stream = read.video
+    if stream is None:
         raise NotAVideo(
             f"not a video: no video stream found in {name} (container: {container or 'unknown'})"
         )
-    stream = video[0]
-    if any(marker in warnings for marker in TRUNCATION_MARKERS):
-        raise CorruptVideo(f"corrupt video: {name} is truncated ({_last_line(warnings, path)})")
+    if any(marker in warning for warning in warnings for marker in TRUNCATION_MARKERS):
+        raise CorruptVideo(f"corrupt video: {name} is truncated ({warnings[-1]})")
+    if stream.read_error:
+        raise CorruptVideo(f"corrupt video: {name} cannot be read to its end ({stream.read_error})")
+    if stream.decode_error:
+        raise CorruptVideo(
+            f"corrupt video: the first frame of {name} cannot be decoded ({stream.decode_error})"
+        )
 
-    listed = int(stream.get("nb_frames") or 0)
-    counted = int(stream.get("nb_read_packets") or 0)
+    listed, counted = stream.nb_frames, stream.nb_read_packets
     if count_packets and listed and counted < listed:
         raise CorruptVideo(
             f"corrupt video: {name} is truncated: its index lists {listed} frames "
             f"but only {counted} are present"
         )
     frames = listed or counted
-    avg, real = _rate(stream.get("avg_frame_rate")), _rate(stream.get("r_frame_rate"))
-    duration = float(stream.get("duration") or info.get("format", {}).get("duration") or 0)
+    avg, real = stream.avg_frame_rate, stream.r_frame_rate
+    duration = stream.duration or 0.0
     fps = avg or real
     if not fps and frames and duration:
         fps = Fraction(frames / duration).limit_denominator(1001)
     if not frames and fps and duration:
         frames = round(float(fps) * duration)
-    coded_width, coded_height = int(stream.get("width") or 0), int(stream.get("height") or 0)
-    if frames <= 0 or coded_width <= 0 or coded_height <= 0:
+    coded_width, coded_height = stream.width, stream.height
+    rotation = stream.rotation
+    if frames <= 0 or coded_width <= 0 or coded_height <= 0 or rotation is None:
         raise CorruptVideo(f"corrupt video: {name} has a video stream without readable frames")
-    rotation = _rotation(stream)
     width, height = (
         (coded_height, coded_width) if rotation in (90, 270) else (coded_width, coded_height)
     )
     return ProbeResult(
         container=container,
-        codec=stream.get("codec_name", ""),
+        codec=stream.codec_name,
         width=width,
         height=height,
         fps=round(float(fps), 6),
         fps_exact=f"{fps.numerator}/{fps.denominator}",
         frames=frames,
         duration=round(duration, 6),
-        has_audio=any(s.get("codec_type") == "audio" for s in streams),
-        pix_fmt=stream.get("pix_fmt", ""),
+        has_audio=read.has_audio,
+        pix_fmt=stream.pix_fmt,
         is_vfr=bool(avg and real and abs(float(avg) - float(real)) > 0.01 * float(real)),
         rotation=rotation,
         coded_width=coded_width,
