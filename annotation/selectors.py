@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
 
+from django.db import connection
 from django.urls import reverse
 
 from annotation.models import (
@@ -11,6 +15,7 @@ from annotation.models import (
     Dimension,
     Participation,
     Stimulus,
+    Study,
     TutorialPair,
 )
 from annotation.services.assignments import (
@@ -35,7 +40,126 @@ def dimensions_of(study_id: int) -> list[Dimension]:
     return cached[1]
 
 
-def media_urls(stimulus: Stimulus) -> dict:
+@dataclass(frozen=True)
+class PositionItem:
+    """A stimulus as the rater may see it: nothing says whether it is golden."""
+
+    pk: int
+    public_id: uuid.UUID
+    prompt: str
+    action: str
+    width: int | None
+    height: int | None
+    poster: str  # the poster file's name, empty without one
+
+
+@dataclass(frozen=True)
+class RatingPosition:
+    """Where a rater stands in a study's current session, read in one query for the two
+    requests every answer costs (next item, answer)."""
+
+    user_active: bool
+    rater_id: int
+    # Consent given, tutorial done, qualification passed and not excluded.
+    may_rate: bool
+    study_id: int
+    study_running: bool
+    slider_min: float
+    slider_max: float
+    slider_step: float
+    rest_every: int
+    rest_seconds: int
+    line_click_share: float
+    assignment_id: int | None
+    assignment_active: bool
+    position: int
+    length: int
+    break_until: datetime | None
+    flagged_line_clicker: bool
+    current: PositionItem | None
+    preload: PositionItem | None
+
+    @property
+    def rating_open(self) -> bool:
+        """The ordinary case: an active session with an item left to rate."""
+        return (
+            self.user_active
+            and self.study_running
+            and self.may_rate
+            and self.assignment_active
+            and self.current is not None
+            and self.position < self.length
+        )
+
+
+_ITEM_COLUMNS = "{0}.id, {0}.public_id, {0}.prompt, {0}.action, {0}.width, {0}.height, {0}.poster"
+# One round trip instead of the ORM's four (token, participation with study, assignment,
+# stimuli); the order is indexed in the database, never sent whole.
+_RATING_POSITION_SQL = f"""
+SELECT u.is_active, p.rater_id,
+       (NOT p.is_excluded AND p.consent_at IS NOT NULL AND p.tutorial_done_at IS NOT NULL
+        AND p.qualification_state = '{Participation.Qualification.PASSED}'),
+       s.id, s.state = '{Study.State.RUNNING}', s.slider_min, s.slider_max, s.slider_step,
+       s.rest_every, s.rest_seconds, s.line_click_share,
+       a.id, a.state = '{Assignment.State.ACTIVE}', a.position,
+       jsonb_array_length(a."order"), a.break_until, a.flagged_line_clicker,
+       {_ITEM_COLUMNS.format("cur")},
+       {_ITEM_COLUMNS.format("nxt")}
+  FROM auth_user u
+  JOIN annotation_rater r ON r.user_id = u.id
+  JOIN annotation_participation p ON p.rater_id = r.id
+  JOIN annotation_study s ON s.id = p.study_id
+  LEFT JOIN LATERAL (
+       SELECT a.id, a.state, a.position, a."order", a.break_until, a.flagged_line_clicker
+         FROM annotation_assignment a
+         JOIN annotation_session se ON se.id = a.session_id
+        WHERE a.rater_id = r.id AND se.study_id = s.id
+          AND a.state IN ('{Assignment.State.ACTIVE}', '{Assignment.State.PAUSED}')
+        ORDER BY se.index, a.started_at
+        LIMIT 1) a ON TRUE
+  LEFT JOIN annotation_stimulus cur ON cur.id = (a."order" ->> a.position)::bigint
+  LEFT JOIN annotation_stimulus nxt ON nxt.id = (a."order" ->> (a.position + 1))::bigint
+ WHERE s.slug = %s AND u.id = {{user}}
+"""
+_BY_USER = _RATING_POSITION_SQL.format(user="%s")
+_BY_TOKEN = _RATING_POSITION_SQL.format(
+    user="(SELECT t.user_id FROM authtoken_token t WHERE t.key = %s)"
+)
+
+
+def _position_item(row: tuple) -> PositionItem | None:
+    pk, public_id, prompt, action, width, height, poster = row
+    if pk is None:
+        return None
+    return PositionItem(pk, public_id, prompt, action, width, height, poster or "")
+
+
+def rating_position(
+    *, slug: str, user_id: int | None = None, token_key: str | None = None
+) -> RatingPosition | None:
+    """The rater's position in the study `slug`, found by user id or by API token (then
+    the token lookup is part of the same query). None when the user, token or
+    participation does not exist. PostgreSQL only (jsonb operators, LATERAL)."""
+    sql, key = (_BY_USER, user_id) if token_key is None else (_BY_TOKEN, token_key)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [slug, key])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    has_assignment = row[11] is not None
+    return RatingPosition(
+        *row[:12],
+        assignment_active=bool(row[12]),
+        position=row[13] if has_assignment else 0,
+        length=row[14] if has_assignment else 0,
+        break_until=row[15],
+        flagged_line_clicker=bool(row[16]),
+        current=_position_item(row[17:24]),
+        preload=_position_item(row[24:31]),
+    )
+
+
+def media_urls(stimulus: Stimulus | PositionItem) -> dict:
     return {
         "id": str(stimulus.public_id),
         "video_url": reverse("media-video", args=[stimulus.public_id]),
@@ -43,7 +167,7 @@ def media_urls(stimulus: Stimulus) -> dict:
     }
 
 
-def item_payload(stimulus: Stimulus) -> dict:
+def item_payload(stimulus: Stimulus | PositionItem) -> dict:
     return {
         **media_urls(stimulus),
         "prompt": stimulus.prompt,

@@ -2,11 +2,14 @@
 
     .venv/bin/python bench/load.py [--quick] [--raters 5000] [--pace 30] [--duration 60]
 
-In one run it
+gunicorn runs as docker-compose.yml's web service runs it (workers, worker class,
+threads) unless told otherwise, with the production settings. In one run it
+0. opens every rater's session (their first request), as in a study running a while;
 1. measures the floor: a bare Django view on the same stack (gunicorn, PostgreSQL) that
    stores one idempotent row per request, at full speed from C connections;
 2. runs the rater loop (GET next item, POST the answer for all dimensions) at full
-   speed from C raters: requests per second against the floor (target >= 0.6);
+   speed from C clients: requests per second against the floor (target >= 0.6); floor
+   and loop alternate in rounds so that both meet the same background load;
 3. runs N raters at GAIA's pace (one answer every `pace` seconds each, random phase)
    and reports p50/p95/p99 latency and errors (target: 5,000 raters, p99 < 100 ms);
 4. steps the number of paced raters up until p99 passes 100 ms or errors appear, and
@@ -30,12 +33,25 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.stack import SLUG, prepare_database, start_server, stop_server, token  # noqa: E402
+from bench.stack import (  # noqa: E402
+    SLUG,
+    analyze_database,
+    compose_gunicorn,
+    prepare_database,
+    start_server,
+    stop_server,
+    token,
+)
 
 DB_NAME = "mosaic_bench"
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
 DIMENSIONS = ("subject", "completeness", "interaction")
+# The full-speed loop spreads its answers over this many raters per client: one rater
+# answering back to back would reach the rest break after 150 answers.
+LOOP_RATERS_PER_CLIENT = 8
+# Floor and rater loop alternate in this many rounds each (see against_floor).
+ROUNDS = 4
 
 
 class Stats:
@@ -106,8 +122,32 @@ async def floor_request(session, stats: Stats, _: int) -> None:
         stats.answers += 1
 
 
-async def full_speed(action, clients: int, seconds: float, offset: int = 0) -> dict:
+async def open_sessions(raters: int, clients: int) -> dict:
+    """Every rater's first request starts their session (once in a session's 300 answers);
+    start them all before measuring, as in a study that has been running a while."""
     stats = Stats()
+    pending = iter(range(raters))
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=aiohttp.ClientTimeout(total=30)
+    ) as session:
+
+        async def loop() -> None:
+            for i in pending:
+                headers = {"Authorization": f"Token {token(i)}"}
+                url = f"{BASE}/api/rater/studies/{SLUG}/next/"
+                await timed(session, stats, "GET", url, headers=headers)
+
+        start = time.monotonic()
+        await asyncio.gather(*(loop() for _ in range(clients)))
+        return stats.summary(time.monotonic() - start)
+
+
+async def full_speed(
+    action, clients: int, seconds: float, stats: Stats, *, offset: int = 0, per_client: int = 1
+) -> float:
+    """`clients` loops calling `action` back to back for `seconds`; returns the time taken.
+    Client i acts in turn for raters offset + i + clients * k, k < per_client."""
     deadline = time.monotonic() + seconds
     connector = aiohttp.TCPConnector(limit=clients)
     async with aiohttp.ClientSession(
@@ -115,12 +155,34 @@ async def full_speed(action, clients: int, seconds: float, offset: int = 0) -> d
     ) as session:
 
         async def loop(i: int) -> None:
+            turn = 0
             while time.monotonic() < deadline:
-                await action(session, stats, offset + i)
+                await action(session, stats, offset + i + clients * (turn % per_client))
+                turn += 1
 
         start = time.monotonic()
         await asyncio.gather(*(loop(i) for i in range(clients)))
-        return stats.summary(time.monotonic() - start)
+        return time.monotonic() - start
+
+
+def against_floor(clients: int, seconds: float, offset: int) -> tuple[dict, dict]:
+    """The floor and the rater loop at full speed in alternating rounds, so that both meet
+    the same background load on a shared machine; each figure sums its rounds."""
+    floor, loop = Stats(), Stats()
+    floor_s = loop_s = 0.0
+    for _ in range(ROUNDS):
+        floor_s += asyncio.run(full_speed(floor_request, clients, seconds / ROUNDS, floor))
+        loop_s += asyncio.run(
+            full_speed(
+                rater_answer,
+                clients,
+                seconds / ROUNDS,
+                loop,
+                offset=offset,
+                per_client=LOOP_RATERS_PER_CLIENT,
+            )
+        )
+    return floor.summary(floor_s), loop.summary(loop_s)
 
 
 async def paced(raters: int, pace: float, seconds: float) -> dict:
@@ -150,23 +212,32 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=30.0, help="seconds between answers")
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=8)
+    # gunicorn as docker-compose.yml's web service runs it, unless told otherwise.
+    compose = compose_gunicorn()
+    parser.add_argument("--workers", type=int, default=compose["workers"])
+    parser.add_argument("--threads", type=int, default=compose["threads"])
+    parser.add_argument("--worker-class", default=compose["worker_class"])
     args = parser.parse_args()
     if args.quick:
         args.raters, args.duration = 1000, 20.0
     burst = 10.0 if args.quick else 20.0
     steps = [args.raters, args.raters * 2, args.raters * 3]
-    total_raters = max(steps) + args.clients
+    total_raters = max(steps) + args.clients * LOOP_RATERS_PER_CLIENT
     print(f"preparing {total_raters} raters ...", flush=True)
     prepare_database(DB_NAME, raters=total_raters, stimuli=3000)
-    server = start_server(DB_NAME, port=PORT, workers=args.workers, threads=args.threads)
+    server = start_server(
+        DB_NAME,
+        port=PORT,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class=args.worker_class,
+    )
     try:
-        # Every rater's first request opens their session: do that before measuring.
-        asyncio.run(full_speed(rater_answer, 64, 0.1))
-        floor = asyncio.run(full_speed(floor_request, args.clients, burst))
+        opened = asyncio.run(open_sessions(total_raters, args.clients))
+        print("sessions opened:", opened, flush=True)
+        analyze_database(DB_NAME)
+        floor, loop = against_floor(args.clients, burst, offset=max(steps))
         print("floor (bare view, one idempotent row):", floor, flush=True)
-        loop = asyncio.run(full_speed(rater_answer, args.clients, burst, offset=max(steps)))
         print("rater loop at full speed:", loop, flush=True)
         ratio = loop["requests_per_s"] / floor["requests_per_s"]
         print(f"rater loop / floor = {ratio:.2f} (target >= 0.60)", flush=True)
@@ -203,6 +274,7 @@ def main() -> None:
                 "paced_errors": target.get("errors"),
                 "max_sustainable_raters_found": sustainable,
                 "workers": args.workers,
+                "worker_class": args.worker_class,
                 "threads": args.threads,
                 "clients": args.clients,
             }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -79,11 +81,39 @@ Token.objects.bulk_create(Token(user=u, key=hashlib.sha1(u.username.encode()).he
     )
 
 
+def analyze_database(db_name: str) -> None:
+    """Fresh planner statistics, as autovacuum keeps them in a database that has run a
+    while (a freshly filled table otherwise looks empty to the planner)."""
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", db_name, "-q", "-c", "ANALYZE"],
+        check=True,
+    )
+
+
 def token(i: int) -> str:
     return hashlib.sha1(f"load{i}".encode()).hexdigest()
 
 
-def start_server(db_name: str, *, port: int, workers: int, threads: int) -> subprocess.Popen:
+def compose_gunicorn() -> dict:
+    """How docker-compose.yml's web service runs gunicorn (workers, worker class, threads),
+    so that the benchmark measures the production shape; gunicorn's defaults fill in
+    what the command leaves out (one sync worker, one thread)."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    line = next(line for line in text.splitlines() if "gunicorn config.wsgi" in line)
+    command = shlex.split(re.search(r"gunicorn config\.wsgi[^\"]*", line).group(0))
+    options = {}
+    for flag, value in zip(command, command[1:], strict=False):
+        options.setdefault(flag, value)
+    return {
+        "workers": int(options.get("--workers", options.get("-w", 1))),
+        "worker_class": options.get("--worker-class", options.get("-k", "sync")),
+        "threads": int(options.get("--threads", 1)),
+    }
+
+
+def start_server(
+    db_name: str, *, port: int, workers: int, threads: int, worker_class: str = "gthread"
+) -> subprocess.Popen:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -95,7 +125,7 @@ def start_server(db_name: str, *, port: int, workers: int, threads: int) -> subp
             "--workers",
             str(workers),
             "--worker-class",
-            "gthread",
+            worker_class,
             "--threads",
             str(threads),
             "--backlog",

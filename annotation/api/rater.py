@@ -7,6 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.fast import fast_answer, fast_next
 from annotation.models import Participation
 from annotation.selectors import (
     assignment_payload,
@@ -97,6 +98,11 @@ class TutorialDoneView(RaterView):
 class NextItemView(RaterView):
     """The item to rate now; starts the rater's next session when none is open."""
 
+    def dispatch(self, request, *args, **kwargs):
+        # The common case first, without DRF (annotation/api/fast.py); all others below.
+        response = fast_next(request, kwargs["slug"])
+        return response if response is not None else super().dispatch(request, *args, **kwargs)
+
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug: str):
         participation = self.participation(request, slug)
@@ -121,6 +127,11 @@ class NextItemView(RaterView):
 
 
 class AnswerView(RaterView):
+    def dispatch(self, request, *args, **kwargs):
+        # The common case first, without DRF (annotation/api/fast.py); all others below.
+        response = fast_answer(request, kwargs["slug"])
+        return response if response is not None else super().dispatch(request, *args, **kwargs)
+
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def post(self, request, slug: str):
         participation = self.participation(request, slug)

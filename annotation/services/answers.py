@@ -6,11 +6,19 @@ import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from django.utils.dateparse import parse_datetime
 
 from annotation.errors import Conflict, ValidationFailed
-from annotation.models import Dimension, Study
+from annotation.models import Dimension
+
+
+class Scale(Protocol):
+    """The slider range an answer's scores must lie in (a Study, or a RatingPosition)."""
+
+    slider_min: float
+    slider_max: float
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ def _count(data: dict, key: str, *, limit: int) -> int:
     return int(raw)
 
 
-def check_answer(*, data: object, study: Study, dimensions: list[Dimension]) -> Answer:
+def check_answer(*, data: object, study: Scale, dimensions: list[Dimension]) -> Answer:
     """Parse and check an answer; every refusal names what is wrong."""
     if not isinstance(data, dict):
         raise ValidationFailed("the answer must be a JSON object")

@@ -6,9 +6,12 @@ import logging
 import random
 import secrets
 from collections import Counter
-from datetime import timedelta
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -27,6 +30,9 @@ from annotation.models import (
 )
 from annotation.services.answers import Answer, check_repeat
 from quality.stats.agreement import golden_agreement_plcc
+
+if TYPE_CHECKING:
+    from annotation.selectors import RatingPosition
 
 logger = logging.getLogger(__name__)
 
@@ -100,11 +106,16 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
     return assignment
 
 
-def break_seconds_left(assignment: Assignment) -> int:
-    if assignment.break_until is None:
+def seconds_until(moment: datetime | None) -> int:
+    """Whole seconds left until `moment` (rounded up), 0 when it is past or None."""
+    if moment is None:
         return 0
-    left = (assignment.break_until - timezone.now()).total_seconds()
+    left = (moment - timezone.now()).total_seconds()
     return max(0, int(left + 0.999))
+
+
+def break_seconds_left(assignment: Assignment) -> int:
+    return seconds_until(assignment.break_until)
 
 
 def _line_click_share(scores: list[float], step: float) -> float:
@@ -227,21 +238,147 @@ def rating_submit(
     return True, assignment
 
 
-def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
-    """Flag the assignment when the recent answers are mostly one value (the rater is not
-    told the rule). Checked every LINE_CLICK_EVERY answers to keep answers cheap."""
-    if assignment.flagged_line_clicker or assignment.position % LINE_CLICK_EVERY:
-        return False
+def _line_click_due(*, flagged: bool, position: int) -> bool:
+    """The guard runs every LINE_CLICK_EVERY answers, to keep answers cheap."""
+    return not flagged and position % LINE_CLICK_EVERY == 0
+
+
+def _line_click_reason(
+    *, assignment_id: int, slider_step: float, line_click_share: float, dimensions: int
+) -> str | None:
+    """Why the assignment's recent answers look like line clicking (mostly one value),
+    or None when they do not."""
     window = LINE_CLICK_WINDOW * dimensions
     recent = list(
-        Rating.objects.filter(assignment=assignment)
+        Rating.objects.filter(assignment_id=assignment_id)
         .order_by("-id")
         .values_list("score", flat=True)[:window]
     )
-    share = _line_click_share(recent, study.slider_step)
-    if len(recent) < window or share <= study.line_click_share:
+    share = _line_click_share(recent, slider_step)
+    if len(recent) < window or share <= line_click_share:
+        return None
+    reason = f"{share:.0%} identical scores in the last {len(recent)} ratings"
+    logger.warning("assignment %s flagged: %s", assignment_id, reason)
+    return reason
+
+
+def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
+    """Flag the assignment when the recent answers are mostly one value (the rater is not
+    told the rule)."""
+    if not _line_click_due(flagged=assignment.flagged_line_clicker, position=assignment.position):
+        return False
+    reason = _line_click_reason(
+        assignment_id=assignment.pk,
+        slider_step=study.slider_step,
+        line_click_share=study.line_click_share,
+        dimensions=dimensions,
+    )
+    if reason is None:
         return False
     assignment.flagged_line_clicker = True
-    assignment.flag_reason = f"{share:.0%} identical scores in the last {len(recent)} ratings"
-    logger.warning("assignment %s flagged: %s", assignment.pk, assignment.flag_reason)
+    assignment.flag_reason = reason
     return True
+
+
+# The common answer as one statement: move the position on only if it is still the one
+# that was read (and the session is still active and off break), and store the
+# dimension rows only if it moved. Of two deliveries racing for one position the second
+# waits for the row lock, then finds the position moved and stores nothing.
+_STORE_CURRENT_SQL = f"""
+WITH moved AS (
+    UPDATE annotation_assignment
+       SET position = position + 1,
+           last_activity_at = %(now)s,
+           stalls_total = stalls_total + %(stalls)s,
+           break_until = COALESCE(%(break_until)s::timestamptz, break_until),
+           breaks_taken = breaks_taken + %(breaks)s
+     WHERE id = %(assignment_id)s AND position = %(position)s
+       AND state = '{Assignment.State.ACTIVE}'
+       AND (break_until IS NULL OR break_until <= %(now)s)
+    RETURNING id
+)
+INSERT INTO annotation_rating
+       (assignment_id, stimulus_id, dimension_id, score, client_uuid, shown_at, answered_at,
+        received_at, watch_time_ms, plays, stalls)
+SELECT moved.id, %(stimulus_id)s, d.id, d.score, %(client_uuid)s, %(shown_at)s,
+       %(answered_at)s, %(now)s, %(watch_time_ms)s, %(plays)s, %(stalls)s
+  FROM moved,
+       unnest(%(dimension_ids)s::bigint[], %(scores)s::double precision[]) AS d(id, score)
+"""
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    position: int  # answered so far, this answer included
+    break_until: datetime | None  # when this answer started a rest break
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """As the ORM stores a naive date and time: in the default time zone."""
+    if moment is not None and timezone.is_naive(moment):
+        return timezone.make_aware(moment)
+    return moment
+
+
+def rating_submit_current(
+    *, position: RatingPosition, answer: Answer, dimensions: list[Dimension]
+) -> StoredAnswer | None:
+    """rating_submit for the common case, without holding a lock across round trips: an
+    answer for the current item (the caller checked it is `position.current`), which is
+    not the session's last (that one runs the golden gate). PostgreSQL only.
+
+    Returns None when nothing was stored: the position moved on meanwhile, the session
+    was paused or ended, a break began, or the answer id was used before. rating_submit
+    then decides with the row locked what to answer (a repeat, a conflict, a refusal).
+    """
+    answered = position.position + 1
+    if position.current is None or answered >= position.length:
+        return None
+    now = timezone.now()
+    starts_break = bool(position.rest_every) and answered % position.rest_every == 0
+    break_until = now + timedelta(seconds=position.rest_seconds) if starts_break else None
+    params = {
+        "now": now,
+        "stalls": answer.stalls,
+        "break_until": break_until,
+        "breaks": int(starts_break),
+        "assignment_id": position.assignment_id,
+        "position": position.position,
+        "stimulus_id": position.current.pk,
+        "client_uuid": answer.client_uuid,
+        "shown_at": _aware(answer.shown_at),
+        "answered_at": _aware(answer.answered_at),
+        "watch_time_ms": answer.watch_time_ms,
+        "plays": answer.plays,
+        "dimension_ids": [d.pk for d in dimensions],
+        "scores": [answer.scores[d.key] for d in dimensions],
+    }
+    guard = _line_click_due(flagged=position.flagged_line_clicker, position=answered)
+    # One statement is a transaction of its own; the guard's reads join it in one, and
+    # inside a caller's transaction a savepoint keeps a refused statement from ending it.
+    in_transaction = guard or connection.in_atomic_block
+    try:
+        with transaction.atomic() if in_transaction else nullcontext():
+            with connection.cursor() as cursor:
+                cursor.execute(_STORE_CURRENT_SQL, params)
+                stored = cursor.rowcount
+            if stored and guard:
+                _line_click_flag(position=position, dimensions=len(dimensions))
+    except IntegrityError:
+        return None
+    if not stored:
+        return None
+    return StoredAnswer(position=answered, break_until=break_until)
+
+
+def _line_click_flag(*, position: RatingPosition, dimensions: int) -> None:
+    reason = _line_click_reason(
+        assignment_id=position.assignment_id,
+        slider_step=position.slider_step,
+        line_click_share=position.line_click_share,
+        dimensions=dimensions,
+    )
+    if reason is not None:
+        Assignment.objects.filter(pk=position.assignment_id, flagged_line_clicker=False).update(
+            flagged_line_clicker=True, flag_reason=reason
+        )

@@ -26,3 +26,14 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 # The web server (nginx) hands out media files after Django checked access.
 MOSAIC_MEDIA_ACCEL_REDIRECT = env.str("MOSAIC_MEDIA_ACCEL_REDIRECT", default="/protected-media/")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+# psycopg 3 binds parameters on the server and prepares a query once it has run a few
+# times on a connection, so the queries every answer runs are planned once per
+# connection instead of on every request. Needs a direct connection to PostgreSQL (no
+# transaction-pooling proxy such as PgBouncer in between); set
+# DATABASE_PREPARED_STATEMENTS=false where there is one.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool(
+    "DATABASE_PREPARED_STATEMENTS", default=True
+):
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=5
+    )

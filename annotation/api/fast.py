@@ -1,0 +1,145 @@
+"""The two requests every answer costs (next item, answer), answered without DRF.
+
+Under load these two are nearly all the traffic, and DRF's request wrapping, content
+negotiation and the ORM's query building cost more than the work itself. Here they are
+served from one query (next) or two (answer) when the rater is simply rating: an active
+session, off break, and the answer for the item to rate now. Anything else, every
+refusal included, returns None and goes to the DRF view, which decides, answers and logs
+the refusal. So the rules live in one place; this module only recognises the common case
+and answers it exactly as the DRF view would.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+from django.http import HttpRequest, HttpResponse
+from rest_framework.authentication import CSRFCheck
+
+from annotation.errors import ApplicationError
+from annotation.selectors import RatingPosition, dimensions_of, item_payload, rating_position
+from annotation.services.answers import check_answer
+from annotation.services.assignments import rating_submit_current, seconds_until
+
+# DRF's JSON renderer writes compact UTF-8.
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_JSON_MEDIA = {"application/json", "*/*"}
+
+
+def _json_response(body: dict, status: int, *, allow: str) -> HttpResponse:
+    """As DRF's JSON renderer and view would send it, headers included."""
+    content = _encoder.encode(body).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    response = HttpResponse(content.encode(), content_type="application/json", status=status)
+    response["Allow"] = allow
+    response["Vary"] = "Accept"
+    return response
+
+
+def _json_wanted(request: HttpRequest) -> bool:
+    """DRF would answer JSON too: no format override, and an Accept header that names
+    only JSON or anything (a browser asking for HTML gets DRF's browsable page)."""
+    if request.META.get("QUERY_STRING"):
+        return False
+    for media_range in request.META.get("HTTP_ACCEPT", "*/*").split(","):
+        media, _, params = media_range.partition(";")
+        if media.strip() not in _JSON_MEDIA or (params and not params.strip().startswith("q=")):
+            return False
+    return True
+
+
+def _applies(request: HttpRequest, method: str) -> bool:
+    """The fast path serves one method, JSON, on PostgreSQL (the answer's single
+    statement uses PostgreSQL's UPDATE ... RETURNING inside a CTE); the embedded SQLite
+    default always goes through DRF."""
+    return request.method == method and connection.vendor == "postgresql" and _json_wanted(request)
+
+
+def _csrf_refused(request: HttpRequest) -> bool:
+    check = CSRFCheck(lambda _: None)
+    check.process_request(request)
+    return check.process_view(request, None, (), {}) is not None
+
+
+def _position(request: HttpRequest, slug: str, *, unsafe: bool) -> RatingPosition | None:
+    """The rater's position, found as DRF's authenticators would find the user: a forced
+    user (DRF's test client), the session (with its CSRF check on unsafe methods), then
+    an API token. None when DRF should decide."""
+    forced = getattr(request, "_force_auth_user", None)
+    if forced is not None:
+        return rating_position(slug=slug, user_id=forced.pk)
+    user = request.user
+    if user.is_authenticated and user.is_active:
+        if unsafe and _csrf_refused(request):
+            return None
+        return rating_position(slug=slug, user_id=user.pk)
+    keyword, _, key = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if keyword.lower() != "token" or not key.isascii() or not key.isalnum() or len(key) > 40:
+        return None
+    return rating_position(slug=slug, token_key=key)
+
+
+def fast_next(request: HttpRequest, slug: str) -> HttpResponse | None:
+    """GET next/ for a rater in an active session: the item to rate now, or the break."""
+    if not _applies(request, "GET"):
+        return None
+    position = _position(request, slug, unsafe=False)
+    if position is None or not position.rating_open:
+        return None
+    left = seconds_until(position.break_until)
+    current, preload = (None, None) if left else (position.current, position.preload)
+    body = {
+        "step": "break" if left else "rating",
+        "position": position.position,
+        "length": position.length,
+        "break_seconds_left": left,
+        "item": item_payload(current) if current else None,
+        "preload": item_payload(preload) if preload else None,
+        "completion": None,
+    }
+    return _json_response(body, 200, allow="GET, HEAD, OPTIONS")
+
+
+def _strict_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_body(request: HttpRequest) -> object:
+    """The body as DRF's JSON parser reads it (NaN and Infinity refused), or None."""
+    if request.content_type != "application/json":
+        return None
+    if request.content_params.get("charset", "utf-8").lower() not in ("utf-8", "utf8"):
+        return None
+    try:
+        return json.loads(request.body.decode(), parse_constant=_strict_constant)
+    except ValueError:
+        return None
+
+
+def fast_answer(request: HttpRequest, slug: str) -> HttpResponse | None:
+    """POST answers/ with a valid answer for the item to rate now, not the session's last."""
+    if not _applies(request, "POST"):
+        return None
+    position = _position(request, slug, unsafe=True)
+    if position is None or not position.rating_open or seconds_until(position.break_until):
+        return None
+    data = _json_body(request)
+    dimensions = dimensions_of(position.study_id)
+    try:
+        answer = check_answer(data=data, study=position, dimensions=dimensions)
+    except ApplicationError:
+        return None
+    if answer.item != position.current.public_id:
+        return None
+    stored = rating_submit_current(position=position, answer=answer, dimensions=dimensions)
+    if stored is None:
+        return None
+    left = seconds_until(stored.break_until)
+    body = {
+        "status": "stored",
+        "step": "break" if left else "rating",
+        "position": stored.position,
+        "length": position.length,
+        "break_seconds_left": left,
+    }
+    return _json_response(body, 201, allow="POST, OPTIONS")
