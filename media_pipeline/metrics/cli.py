@@ -19,12 +19,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--metrics", default=None, help="comma-separated metric names")
     parser.add_argument("--weights-dir", type=Path, default=None)
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
-    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="frames per batch (default: CPU 4, CUDA 32)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from media_pipeline.metrics.scoring import DEFAULT_BATCH_SIZE, score_video
+    from media_pipeline.metrics.scoring import score_video
 
     names = [n.strip() for n in args.metrics.split(",") if n.strip()] if args.metrics else None
     if not args.video.is_file():
@@ -37,7 +39,7 @@ def run(args) -> int:
             metric_names=names,
             weights_dir=args.weights_dir,
             device=args.device,
-            batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+            batch_size=args.batch_size,
         )
     except (KeyError, ValueError) as exc:  # unknown metric, no CUDA, not a video
         message = exc.args[0] if exc.args else str(exc)

@@ -26,6 +26,21 @@ def _per_frame(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     return wrapper
 
 
+def mean_var(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-frame mean and population variance of (N, ...) values: the mean, then the dot
+    product of the centred values with themselves. On CPU this is about ten times faster
+    than torch.var_mean's one-pass (Welford) kernel and as exact: two passes over data
+    that sits in cache, each summed pairwise."""
+    flat = x.reshape(x.shape[0], -1)
+    mean = flat.mean(dim=1, keepdim=True)
+    centred = flat - mean
+    return mean.squeeze(1), torch.linalg.vecdot(centred, centred) / flat.shape[1]
+
+
+def _std(x: torch.Tensor) -> torch.Tensor:
+    return mean_var(x)[1].sqrt()
+
+
 def to_luma(rgb: torch.Tensor) -> torch.Tensor:
     """(N, H, W, 3) RGB in 0-255 -> (N, H, W) luma."""
     weights = torch.tensor(LUMA, dtype=rgb.dtype, device=rgb.device)
@@ -41,7 +56,7 @@ def brightness(y: torch.Tensor) -> torch.Tensor:
 @_per_frame
 def contrast(y: torch.Tensor) -> torch.Tensor:
     """RMS contrast: the population standard deviation of luma per frame."""
-    return y.std(dim=(1, 2), correction=0)
+    return _std(y)
 
 
 @_per_frame
@@ -49,46 +64,44 @@ def colorfulness(rgb: torch.Tensor) -> torch.Tensor:
     """Hasler and Suesstrunk (2003): sqrt(s_rg^2 + s_yb^2) + 0.3 sqrt(m_rg^2 + m_yb^2) with
     rg = R - G and yb = (R + G) / 2 - B, statistics per frame (population std)."""
     r, g, b = rgb.unbind(-1)
-    rg = r - g
-    yb = 0.5 * (r + g) - b
-    var_rg, mean_rg = torch.var_mean(rg, dim=(1, 2), correction=0)
-    var_yb, mean_yb = torch.var_mean(yb, dim=(1, 2), correction=0)
+    mean_rg, var_rg = mean_var(r - g)
+    mean_yb, var_yb = mean_var(torch.add(r, g).mul_(0.5).sub_(b))
     return torch.sqrt(var_rg + var_yb) + 0.3 * torch.hypot(mean_rg, mean_yb)
 
 
 def _laplacian(y: torch.Tensor) -> torch.Tensor:
     """Valid 3x3 4-neighbour Laplacian (no border, as P.910 drops it), by shifted slices:
     much faster than a one-channel conv2d on CPU, and exact."""
-    centre = y[:, 1:-1, 1:-1]
-    return y[:, :-2, 1:-1] + y[:, 2:, 1:-1] + y[:, 1:-1, :-2] + y[:, 1:-1, 2:] - 4 * centre
+    up_down = torch.add(y[:, :-2, 1:-1], y[:, 2:, 1:-1])
+    return up_down.add_(y[:, 1:-1, :-2]).add_(y[:, 1:-1, 2:]).sub_(y[:, 1:-1, 1:-1], alpha=4)
 
 
 def _sobel_magnitude(y: torch.Tensor) -> torch.Tensor:
     """Valid-region Sobel gradient magnitude, separably: [1 2 1] smoothing across the
     derivative [-1 0 1]. The kernel's sign and orientation do not change the magnitude."""
-    smooth_v = y[:, :-2] + 2 * y[:, 1:-1] + y[:, 2:]
+    smooth_v = torch.add(y[:, :-2], y[:, 2:]).add_(y[:, 1:-1], alpha=2)
     gx = smooth_v[:, :, 2:] - smooth_v[:, :, :-2]
     diff_v = y[:, 2:] - y[:, :-2]
-    gy = diff_v[:, :, :-2] + 2 * diff_v[:, :, 1:-1] + diff_v[:, :, 2:]
-    return torch.hypot(gx, gy)
+    gy = torch.add(diff_v[:, :, :-2], diff_v[:, :, 2:]).add_(diff_v[:, :, 1:-1], alpha=2)
+    return gx.mul_(gx).addcmul_(gy, gy).sqrt_()
 
 
 @_per_frame
 def sharpness(y: torch.Tensor) -> torch.Tensor:
     """Variance of the 4-neighbour Laplacian of luma (Pech-Pacheco et al. 2000)."""
-    return _laplacian(y).var(dim=(1, 2), correction=0)
+    return mean_var(_laplacian(y))[1]
 
 
 @_per_frame
 def spatial_information(y: torch.Tensor) -> torch.Tensor:
     """ITU-T P.910 SI per frame: std over pixels of the Sobel gradient magnitude."""
-    return _sobel_magnitude(y).std(dim=(1, 2), correction=0)
+    return _std(_sobel_magnitude(y))
 
 
 @_per_frame
 def temporal_information(y: torch.Tensor, previous: torch.Tensor) -> torch.Tensor:
     """ITU-T P.910 TI per frame: std over pixels of the difference to the previous frame."""
-    return (y - previous).std(dim=(1, 2), correction=0)
+    return _std(y - previous)
 
 
 @_per_frame

@@ -4,13 +4,20 @@ The pass walks the video once, converts only the wanted frames to RGB (every k-t
 the frame before each when frame differences are needed, n uniformly spaced frames, or
 all of them) and hands them on in chunks of consecutive frames, so a long or large video
 never sits whole in memory and the compute device gets batches. Nothing is written to
-disk. RGB comes from FFmpeg's swscale (`rgb24`, 0-255); luma is derived from it on the
-compute device with ITU-R BT.601 weights (`content.to_luma`), as ITU-T P.910 assumes for
-SI/TI and as OpenCV's grey conversion (used by GAIA-era feature code) does.
+disk. Decoding runs in a thread of its own, a few chunks ahead of the metrics (FFmpeg and
+torch both release the GIL), so the metrics of one chunk are computed while the next one
+decodes.
+
+RGB comes from FFmpeg's swscale (`rgb24`, 0-255); luma is derived from it on the compute
+device with ITU-R BT.601 weights (`content.to_luma`), as ITU-T P.910 assumes for SI/TI
+and as OpenCV's grey conversion (used by GAIA-era feature code) does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,11 +73,13 @@ class DecodedChunk:
 @dataclass
 class FrameStream:
     """Iterating decodes `path` once and yields DecodedChunk of at most `chunk_size`
-    frames; afterwards `frames_decoded` holds how many frames the video had."""
+    frames, decoded up to `ahead` chunks in advance by a background thread (0: in the
+    caller's thread); afterwards `frames_decoded` holds how many frames the video had."""
 
     path: Path
     plan: FramePlan
     chunk_size: int = 16
+    ahead: int = 2
     frames_decoded: int = 0
     uniform: list[int] = field(default_factory=list)
 
@@ -81,6 +90,11 @@ class FrameStream:
         return index % k == 0 or (self.plan.with_previous and index % k == k - 1)
 
     def __iter__(self) -> Iterator[DecodedChunk]:
+        if self.ahead:
+            return _in_background(self._decode(), depth=self.ahead)
+        return self._decode()
+
+    def _decode(self) -> Iterator[DecodedChunk]:
         try:
             container = av.open(str(self.path))
         except (av.error.FFmpegError, OSError) as exc:
@@ -116,6 +130,46 @@ class FrameStream:
                 yield DecodedChunk(np.asarray(indices), np.stack(frames))
         if self.frames_decoded == 0:
             raise VideoDecodeError(f"no frame could be decoded from {self.path.name}")
+
+
+_END = object()
+
+
+def _in_background(items: Iterator, *, depth: int) -> Iterator:
+    """Yields what `items` yields, produced by a thread that runs at most `depth` items
+    ahead. An exception of the producer is raised here; stopping early (a consumer that
+    breaks off or fails) stops the producer and closes `items` in its thread."""
+    handoff: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                handoff.put((item, None))
+                if stop.is_set():
+                    return
+            handoff.put((_END, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            handoff.put((_END, exc))
+        finally:
+            items.close()
+
+    producer = threading.Thread(target=produce, name="frame-decoder", daemon=True)
+    producer.start()
+    try:
+        while True:
+            item, error = handoff.get()
+            if error is not None:
+                raise error
+            if item is _END:
+                return
+            yield item
+    finally:
+        stop.set()
+        while producer.is_alive():  # unblock a producer waiting for room
+            with contextlib.suppress(queue.Empty):
+                handoff.get(timeout=0.05)
+        producer.join()
 
 
 def _count_frames(path: Path) -> int:

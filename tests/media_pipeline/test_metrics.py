@@ -5,6 +5,7 @@ command line rather than by PyAV."""
 import json
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -13,7 +14,12 @@ from scipy import ndimage
 from siti_tools.siti import SiTiCalculator
 
 from media_pipeline.metrics import content
-from media_pipeline.metrics.decode import FramePlan, FrameStream, uniform_indices
+from media_pipeline.metrics.decode import (
+    FramePlan,
+    FrameStream,
+    VideoDecodeError,
+    uniform_indices,
+)
 from media_pipeline.metrics.registry import available_metrics, get_metric
 from media_pipeline.metrics.scoring import pick_device, score_video
 from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, make_clip
@@ -55,6 +61,28 @@ def test_brightness_contrast_sharpness_match_numpy_and_scipy():
     np.testing.assert_allclose(content.sharpness(t), laplace, rtol=1e-4)
 
 
+def test_statistics_stay_exact_on_large_flat_frames():
+    # given: 2048x1536 frames of a bright, nearly flat picture (a small spread on a large
+    # mean is where a careless float32 variance loses its digits)
+    y = (200 + RNG.normal(0, 0.5, size=(2, 1536, 2048))).astype(np.float32)
+    rgb = np.stack([y, y - 3, y + 2], axis=-1)
+    reference = y.astype(np.float64)
+    # when
+    t = torch.from_numpy(y)
+    # then
+    np.testing.assert_allclose(content.contrast(t), reference.std(axis=(1, 2)), rtol=1e-4)
+    laplace = [ndimage.laplace(f)[1:-1, 1:-1].var() for f in reference]
+    np.testing.assert_allclose(content.sharpness(t), laplace, rtol=1e-4)
+    si = [SiTiCalculator.si(f) for f in reference]
+    np.testing.assert_allclose(content.spatial_information(t), si, rtol=1e-4)
+    r, g, b = (rgb[..., c].astype(np.float64) for c in range(3))
+    rg, yb = r - g, 0.5 * (r + g) - b
+    expected = np.hypot(rg.std(axis=(1, 2)), yb.std(axis=(1, 2))) + 0.3 * np.hypot(
+        rg.mean(axis=(1, 2)), yb.mean(axis=(1, 2))
+    )
+    np.testing.assert_allclose(content.colorfulness(torch.from_numpy(rgb)), expected, rtol=1e-4)
+
+
 def test_colorfulness_hand_computed():
     # a pure red frame: rg = 255, yb = 127.5, no spread -> 0.3 * hypot(255, 127.5)
     red = np.zeros((1, 4, 4, 3), dtype=np.float32)
@@ -94,6 +122,33 @@ def test_uniform_indices_and_the_frames_one_pass_decodes(videos):
     assert decoded == expected and stream.frames_decoded == 50
     assert max(len(c.index) for c in chunks) == 4
     assert chunks[0].rgb.shape[1:] == (72, 128, 3) and chunks[0].rgb.dtype == np.uint8
+
+
+def decoder_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "frame-decoder"]
+
+
+def test_decoding_ahead_yields_what_decoding_in_step_yields(videos):
+    plan = FramePlan(every_kth=8, with_previous=True)
+    in_step = list(FrameStream(path=videos["moving"], plan=plan, chunk_size=3, ahead=0))
+    ahead = FrameStream(path=videos["moving"], plan=plan, chunk_size=3, ahead=2)
+    chunks = list(ahead)
+    assert [c.index.tolist() for c in chunks] == [c.index.tolist() for c in in_step]
+    assert all(np.array_equal(a.rgb, b.rgb) for a, b in zip(chunks, in_step, strict=True))
+    assert ahead.frames_decoded == 50 and not decoder_threads()
+
+
+def test_a_decoding_error_reaches_the_caller_and_an_early_stop_ends_the_decoder(videos, tmp_path):
+    not_a_video = tmp_path / "notes.mp4"
+    not_a_video.write_text("hello")
+    with pytest.raises(VideoDecodeError, match="not a video: notes.mp4"):
+        list(FrameStream(path=not_a_video, plan=FramePlan(all_frames=True)))
+    # a consumer that stops after the first chunk (a metric failing, say)
+    stream = FrameStream(path=videos["moving"], plan=FramePlan(all_frames=True), chunk_size=2)
+    chunks = iter(stream)
+    next(chunks)
+    chunks.close()
+    assert not decoder_threads()
 
 
 @pytest.mark.parametrize("batch_size", [3, 64])
