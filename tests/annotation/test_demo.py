@@ -29,7 +29,9 @@ def test_demo_study_is_ready_to_rate(
     assert all(s.prompt and s.action for s in stimuli)
     assert MetricScore.objects.filter(stimulus__study=study, metric="si").count() == 20
     assert set(User.objects.values_list("username", flat=True)) >= {"admin", "researcher", "rater"}
-    assert "marketplace link: /r/gaia-demo/?token=" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "marketplace link: /r/gaia-demo/?token=" in printed
+    assert "answer 75% of the 6 qualification videos within 1.5 sigma" in printed
     # and running it again changes nothing
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20

@@ -27,3 +27,9 @@ class Command(BaseCommand):
             f"  marketplace link: /r/{study.slug}/?token={study.entry_token}"
             "&PROLIFIC_PID=demo1&STUDY_ID=demo&SESSION_ID=s1"
         )
+        self.stdout.write(
+            f"  as a rater, answer {study.qualification_pass_share:.0%} of the "
+            f"{study.qualification_size} qualification videos within "
+            f"{study.qualification_tolerance_sigma:g} sigma of the experts to go on rating; "
+            "their scores are on each video's page in /admin/ (Stimuli)"
+        )
