@@ -18,8 +18,6 @@ from tests.factories import StimulusFactory, add_expert_scores
 # make beside it are still synchronous, so Django's async guard would refuse them.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 MARKET = "https://market.example/"
 CLIP_SIZE = (64, 48)
 
@@ -100,16 +98,6 @@ def rater_study(clip):
         return tiny
 
     return build
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from media_pipeline.ffmpeg.transcode import transcode
-from tests.frontend.conftest import browser  # noqa: F401  (the session's Chromium)
 from tests.media_pipeline.conftest import CLIPS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -33,7 +32,7 @@ PLAY = """async () => {
 
 @pytest.mark.parametrize("name,width,height,fps,vfr", [c[:4] + c[5:] for c in CLIPS])
 def test_every_shape_plays_at_native_size_and_rate(
-    browser,  # noqa: F811
+    browser,
     clips,
     tmp_path,
     name,
