@@ -228,14 +228,22 @@ def rating_submit(
         if assignment.position >= len(assignment.order):
             _finish(assignment, dimensions, study)
             changed += ["state", "finished_at", "golden_agreement_plcc", "eligible_for_next"]
-        elif study.rest_every and assignment.position % study.rest_every == 0:
-            assignment.break_until = now + timedelta(seconds=study.rest_seconds)
+        elif break_until := _break_after(assignment.position, study, now=now):
+            assignment.break_until = break_until
             assignment.breaks_taken += 1
             changed += ["break_until", "breaks_taken"]
         if _line_click_guard(assignment, study, len(dimensions)):
             changed += ["flagged_line_clicker", "flag_reason"]
         assignment.save(update_fields=changed)
     return True, assignment
+
+
+def _break_after(answered: int, rules, *, now: datetime) -> datetime | None:
+    """When the rest break that `answered` answers start ends (the study's or a
+    RatingPosition's rest_every / rest_seconds), or None when they start none."""
+    if rules.rest_every and answered % rules.rest_every == 0:
+        return now + timedelta(seconds=rules.rest_seconds)
+    return None
 
 
 def _line_click_due(*, flagged: bool, position: int) -> bool:
@@ -335,13 +343,12 @@ def rating_submit_current(
     if position.current is None or answered >= position.length:
         return None
     now = timezone.now()
-    starts_break = bool(position.rest_every) and answered % position.rest_every == 0
-    break_until = now + timedelta(seconds=position.rest_seconds) if starts_break else None
+    break_until = _break_after(answered, position, now=now)
     params = {
         "now": now,
         "stalls": answer.stalls,
         "break_until": break_until,
-        "breaks": int(starts_break),
+        "breaks": int(break_until is not None),
         "assignment_id": position.assignment_id,
         "position": position.position,
         "stimulus_id": position.current.pk,

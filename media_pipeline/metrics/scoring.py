@@ -182,7 +182,6 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
     dino_frames: list[torch.Tensor] = []
     carry: tuple[torch.Tensor, int] | None = None
     decode_s = 0.0
-    weights = torch.tensor(content.LUMA, dtype=torch.float32, device=device)
     with torch.inference_mode():
         iterator = iter(stream)
         while True:
@@ -197,7 +196,7 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
                 chunk = ContentChunk(
                     rgb=rgb,
                     index=index,
-                    luma=rgb.to(torch.float32) @ weights,
+                    luma=content.to_luma(rgb.to(torch.float32)),
                     every_kth=plan.every_kth,
                     carry_luma=carry[0] if carry else None,
                     carry_index=carry[1] if carry else -2,
