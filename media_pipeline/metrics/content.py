@@ -1,17 +1,46 @@
 """Weight-free content features in torch (GAIA's six low-level features and motion).
 
-Every function takes a batch of frames as a float tensor on any device and returns one
-value per frame; the caller averages over the sampled frames (GAIA: every 8th frame).
+Every function takes a batch of frames on any device and returns one value per frame; the
+caller averages over the sampled frames (GAIA: every 8th frame). Luma comes either as
+float values or as the decoder's 8-bit codes: on codes, differences, Sobel and Laplacian
+sums are computed exactly in 16-bit integers (half the memory traffic of float32, which is
+what these kernels are bound by on a CPU), and the caller maps the result to 0-255 luma
+with the code range's gain (every feature here is a mean, a deviation or a variance, so
+the mapping is exact: LumaRange.level, gain, gain squared).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 
+import numpy as np
 import torch
 
-LUMA = (0.299, 0.587, 0.114)  # ITU-R BT.601
+
+@dataclass(frozen=True)
+class LumaRange:
+    """How 8-bit luma codes map to 0-255 luma: (code - black) * 255 / (white - black).
+
+    Video is coded in limited range (16-235, ITU-R BT.601/709), JPEG-style sources in full
+    range; siti-tools maps limited-range luma the same way (to [0, 1], then times 255).
+    """
+
+    black: int
+    white: int
+
+    @property
+    def gain(self) -> float:
+        return 255 / (self.white - self.black)
+
+    def level(self, code: torch.Tensor) -> torch.Tensor:
+        """Luma codes (or their mean) -> 0-255 luma."""
+        return (code - self.black) * self.gain
+
+
+LIMITED_RANGE = LumaRange(16, 235)
+FULL_RANGE = LumaRange(0, 255)
 
 
 def _per_frame(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -20,7 +49,7 @@ def _per_frame(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     @wraps(fn)
     def wrapper(first: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         if first.shape[0] == 0:
-            return first.new_zeros(0)
+            return first.new_zeros(0, dtype=torch.float32)
         return fn(first, *rest)
 
     return wrapper
@@ -31,26 +60,40 @@ def mean_var(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     product of the centred values with themselves. On CPU this is about ten times faster
     than torch.var_mean's one-pass (Welford) kernel and as exact: two passes over data
     that sits in cache, each summed pairwise."""
-    flat = x.reshape(x.shape[0], -1)
+    flat = _floating(x).reshape(x.shape[0], -1)
     mean = flat.mean(dim=1, keepdim=True)
     centred = flat - mean
     return mean.squeeze(1), torch.linalg.vecdot(centred, centred) / flat.shape[1]
+
+
+def _floating(x: torch.Tensor) -> torch.Tensor:
+    return x if x.is_floating_point() else x.to(torch.float32)
+
+
+def _signed(y: torch.Tensor) -> torch.Tensor:
+    """Luma codes as int16, where every sum below is exact (|Sobel| <= 4 * 255); float
+    luma as it is."""
+    return y if y.is_floating_point() else y.to(torch.int16)
+
+
+def _mean(x: torch.Tensor) -> torch.Tensor:
+    """Per-frame mean of (N, H, W) values; integer values (at most 1023 in size) are summed
+    exactly, in int32 while that cannot overflow (twice as fast as int64), then divided."""
+    if x.is_floating_point():
+        return x.mean(dim=(1, 2))
+    pixels = x.shape[1] * x.shape[2]
+    total = torch.int32 if pixels * 1023 < 2**31 else torch.int64
+    return x.sum(dim=(1, 2), dtype=total).to(torch.float64).div_(pixels)
 
 
 def _std(x: torch.Tensor) -> torch.Tensor:
     return mean_var(x)[1].sqrt()
 
 
-def to_luma(rgb: torch.Tensor) -> torch.Tensor:
-    """(N, H, W, 3) RGB in 0-255 -> (N, H, W) luma."""
-    weights = torch.tensor(LUMA, dtype=rgb.dtype, device=rgb.device)
-    return rgb @ weights
-
-
 @_per_frame
 def brightness(y: torch.Tensor) -> torch.Tensor:
-    """Mean luma per frame (0-255)."""
-    return y.mean(dim=(1, 2))
+    """Mean luma per frame."""
+    return _mean(y)
 
 
 @_per_frame
@@ -63,7 +106,7 @@ def contrast(y: torch.Tensor) -> torch.Tensor:
 def colorfulness(rgb: torch.Tensor) -> torch.Tensor:
     """Hasler and Suesstrunk (2003): sqrt(s_rg^2 + s_yb^2) + 0.3 sqrt(m_rg^2 + m_yb^2) with
     rg = R - G and yb = (R + G) / 2 - B, statistics per frame (population std)."""
-    r, g, b = rgb.unbind(-1)
+    r, g, b = _floating(rgb).unbind(-1)
     mean_rg, var_rg = mean_var(r - g)
     mean_yb, var_yb = mean_var(torch.add(r, g).mul_(0.5).sub_(b))
     return torch.sqrt(var_rg + var_yb) + 0.3 * torch.hypot(mean_rg, mean_yb)
@@ -72,6 +115,7 @@ def colorfulness(rgb: torch.Tensor) -> torch.Tensor:
 def _laplacian(y: torch.Tensor) -> torch.Tensor:
     """Valid 3x3 4-neighbour Laplacian (no border, as P.910 drops it), by shifted slices:
     much faster than a one-channel conv2d on CPU, and exact."""
+    y = _signed(y)
     up_down = torch.add(y[:, :-2, 1:-1], y[:, 2:, 1:-1])
     return up_down.add_(y[:, 1:-1, :-2]).add_(y[:, 1:-1, 2:]).sub_(y[:, 1:-1, 1:-1], alpha=4)
 
@@ -79,11 +123,22 @@ def _laplacian(y: torch.Tensor) -> torch.Tensor:
 def _sobel_magnitude(y: torch.Tensor) -> torch.Tensor:
     """Valid-region Sobel gradient magnitude, separably: [1 2 1] smoothing across the
     derivative [-1 0 1]. The kernel's sign and orientation do not change the magnitude."""
+    y = _signed(y)
     smooth_v = torch.add(y[:, :-2], y[:, 2:]).add_(y[:, 1:-1], alpha=2)
-    gx = smooth_v[:, :, 2:] - smooth_v[:, :, :-2]
+    gx = _floating(smooth_v[:, :, 2:] - smooth_v[:, :, :-2])
     diff_v = y[:, 2:] - y[:, :-2]
-    gy = torch.add(diff_v[:, :, :-2], diff_v[:, :, 2:]).add_(diff_v[:, :, 1:-1], alpha=2)
-    return gx.mul_(gx).addcmul_(gy, gy).sqrt_()
+    gy = _floating(torch.add(diff_v[:, :, :-2], diff_v[:, :, 2:]).add_(diff_v[:, :, 1:-1], alpha=2))
+    return _sqrt_(gx.mul_(gx).addcmul_(gy, gy))
+
+
+def _sqrt_(x: torch.Tensor) -> torch.Tensor:
+    """In-place square root. On CPU through numpy: torch's CPU kernel takes a slow path on
+    zeros (about 7x slower here, and flat areas of a picture are mostly zero gradient),
+    numpy's vectorised loop does not."""
+    if x.device.type == "cpu" and x.is_contiguous():
+        np.sqrt(x.numpy(), out=x.numpy())
+        return x
+    return x.sqrt_()
 
 
 @_per_frame
@@ -101,13 +156,13 @@ def spatial_information(y: torch.Tensor) -> torch.Tensor:
 @_per_frame
 def temporal_information(y: torch.Tensor, previous: torch.Tensor) -> torch.Tensor:
     """ITU-T P.910 TI per frame: std over pixels of the difference to the previous frame."""
-    return _std(y - previous)
+    return _std(_signed(y) - _signed(previous))
 
 
 @_per_frame
 def motion(y: torch.Tensor, previous: torch.Tensor) -> torch.Tensor:
     """Mean absolute luma difference to the previous frame (frame-difference motion)."""
-    return (y - previous).abs().mean(dim=(1, 2))
+    return _mean((_signed(y) - _signed(previous)).abs_())
 
 
 def flicker(mean_luma: torch.Tensor) -> torch.Tensor:

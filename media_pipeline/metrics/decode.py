@@ -1,16 +1,18 @@
 """One decoding pass with PyAV that yields every frame the selected metrics need.
 
-The pass walks the video once, converts only the wanted frames to RGB (every k-th frame,
-the frame before each when frame differences are needed, n uniformly spaced frames, or
-all of them) and hands them on in chunks of consecutive frames, so a long or large video
-never sits whole in memory and the compute device gets batches. Nothing is written to
-disk. Decoding runs in a thread of its own, a few chunks ahead of the metrics (FFmpeg and
-torch both release the GIL), so the metrics of one chunk are computed while the next one
+The pass walks the video once, keeps only the wanted frames (every k-th frame, the frame
+before each when frame differences are needed, n uniformly spaced frames, or all of them)
+and hands them on in chunks of consecutive frames, so a long or large video never sits
+whole in memory and the compute device gets batches. Nothing is written to disk.
+Decoding runs in a thread of its own, a few chunks ahead of the metrics (FFmpeg and torch
+both release the GIL), so the metrics of one chunk are computed while the next one
 decodes.
 
-RGB comes from FFmpeg's swscale (`rgb24`, 0-255); luma is derived from it on the compute
-device with ITU-R BT.601 weights (`content.to_luma`), as ITU-T P.910 assumes for SI/TI
-and as OpenCV's grey conversion (used by GAIA-era feature code) does.
+Luma is the coded Y plane itself, as ITU-T P.910 defines SI/TI and as the ITU's
+siti-tools reads it: 8-bit code values, copied out of the decoder's frame with no colour
+conversion, plus the range they are coded in (`LumaRange`: limited 16-235 or full 0-255)
+so the metrics can report 0-255 luma. RGB (FFmpeg's swscale, `rgb24`) is made only for the
+frames a colour metric reads, because converting costs about as much as decoding.
 """
 
 from __future__ import annotations
@@ -25,21 +27,45 @@ from pathlib import Path
 import av
 import numpy as np
 
+from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE, LumaRange
 from media_pipeline.metrics.registry import FrameSampling
+
+# 8-bit YUV layouts whose first plane is the luma, copied as it is
+_EIGHT_BIT_YUV = {
+    "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "yuv440p",
+    "yuvj440p", "yuv411p", "yuv410p", "nv12", "nv21",
+}  # fmt: skip
+_FULL_RANGE = 2  # AVCOL_RANGE_JPEG
 
 
 class VideoDecodeError(ValueError):
     """The file has no decodable video stream."""
 
 
+def luma_plane(frame: av.VideoFrame) -> tuple[np.ndarray, LumaRange]:
+    """The frame's coded Y plane as an (H, W) uint8 view, and its range. Frames that are
+    not 8-bit YUV (GIF's palette or RGB, 10-bit video) are first converted to limited-range
+    8-bit YUV by swscale (BT.601), the nearest thing they have to a coded luma."""
+    if frame.format.name not in _EIGHT_BIT_YUV:
+        frame = frame.reformat(format="yuv420p")
+    plane = frame.planes[0]
+    rows = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
+    full = frame.format.name.startswith("yuvj") or frame.color_range == _FULL_RANGE
+    return rows[:, : frame.width], FULL_RANGE if full else LIMITED_RANGE
+
+
 @dataclass(frozen=True)
 class FramePlan:
-    """The union of what the selected metrics sample."""
+    """The union of what the selected metrics sample: which frames (their luma), and which
+    of those also as RGB (the every-k-th ones, the uniform ones, or all)."""
 
     every_kth: int = 8
     with_previous: bool = False
     all_frames: bool = False
     uniform: int = 0
+    rgb_sampled: bool = False
+    rgb_uniform: bool = False
+    rgb_all: bool = False
 
     @classmethod
     def for_samplings(cls, samplings: Iterable[FrameSampling]) -> FramePlan:
@@ -47,11 +73,17 @@ class FramePlan:
         steps = {s.every_kth for s in samplings if s.every_kth}
         if len(steps) > 1:
             raise ValueError(f"one decode pass serves one every-k-th step, got {sorted(steps)}")
+        colour = [s for s in samplings if s.rgb]
+        if any(s.with_previous for s in colour):
+            raise ValueError("frame pairs are luma only")
         return cls(
             every_kth=steps.pop() if steps else 8,
             with_previous=any(s.with_previous for s in samplings),
             all_frames=any(s.all_frames for s in samplings),
             uniform=max((s.uniform or 0 for s in samplings), default=0),
+            rgb_sampled=any(s.every_kth for s in colour),
+            rgb_uniform=any(s.uniform for s in colour),
+            rgb_all=any(s.all_frames for s in colour),
         )
 
 
@@ -64,9 +96,13 @@ def uniform_indices(total: int, n: int) -> list[int]:
 
 @dataclass
 class DecodedChunk:
-    """Consecutive wanted frames: their numbers and (N, H, W, 3) uint8 RGB."""
+    """Consecutive wanted frames: their numbers (N,), their (N, H, W) uint8 luma codes in
+    `luma_range`, and (M, H, W, 3) uint8 RGB of the M of them numbered `rgb_index`."""
 
     index: np.ndarray
+    luma: np.ndarray
+    luma_range: LumaRange
+    rgb_index: np.ndarray
     rgb: np.ndarray
 
 
@@ -89,6 +125,14 @@ class FrameStream:
         k = self.plan.every_kth
         return index % k == 0 or (self.plan.with_previous and index % k == k - 1)
 
+    def _wanted_in_rgb(self, index: int, uniform: set[int]) -> bool:
+        plan = self.plan
+        return (
+            plan.rgb_all
+            or (plan.rgb_uniform and index in uniform)
+            or (plan.rgb_sampled and index % plan.every_kth == 0)
+        )
+
     def __iter__(self) -> Iterator[DecodedChunk]:
         if self.ahead:
             return _in_background(self._decode(), depth=self.ahead)
@@ -107,29 +151,55 @@ class FrameStream:
             uniform = set(self.uniform)
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
-            indices: list[int] = []
-            frames: list[np.ndarray] = []
+            chunk = _ChunkBuilder()
             index = -1
             try:
                 for index, frame in enumerate(container.decode(stream)):
                     if not self._wanted(index, uniform):
                         continue
-                    rgb = frame.to_ndarray(format="rgb24")
-                    # a size change mid-stream (rare) starts a new chunk: chunks stack
-                    if frames and (len(frames) >= self.chunk_size or rgb.shape != frames[0].shape):
-                        yield DecodedChunk(np.asarray(indices), np.stack(frames))
-                        indices, frames = [], []
-                    indices.append(index)
-                    frames.append(rgb)
+                    luma, luma_range = luma_plane(frame)
+                    # a change of size or range mid-stream (rare) starts a new chunk
+                    if chunk.index and (
+                        len(chunk.index) >= self.chunk_size
+                        or luma.shape != chunk.luma[0].shape
+                        or luma_range != chunk.luma_range
+                    ):
+                        yield chunk.build()
+                        chunk = _ChunkBuilder()
+                    chunk.luma_range = luma_range
+                    chunk.index.append(index)
+                    chunk.luma.append(luma)
+                    if self._wanted_in_rgb(index, uniform):
+                        chunk.rgb_index.append(index)
+                        chunk.rgb.append(frame.to_ndarray(format="rgb24"))
             except av.error.FFmpegError as exc:
                 if index < 0:
                     raise VideoDecodeError(f"not a video: {self.path.name} ({exc})") from None
                 # a damaged tail: score what decoded, as players show it
             self.frames_decoded = index + 1
-            if frames:
-                yield DecodedChunk(np.asarray(indices), np.stack(frames))
+            if chunk.index:
+                yield chunk.build()
         if self.frames_decoded == 0:
             raise VideoDecodeError(f"no frame could be decoded from {self.path.name}")
+
+
+@dataclass
+class _ChunkBuilder:
+    index: list[int] = field(default_factory=list)
+    luma: list[np.ndarray] = field(default_factory=list)
+    luma_range: LumaRange = LIMITED_RANGE
+    rgb_index: list[int] = field(default_factory=list)
+    rgb: list[np.ndarray] = field(default_factory=list)
+
+    def build(self) -> DecodedChunk:
+        height, width = self.luma[0].shape
+        return DecodedChunk(
+            index=np.asarray(self.index),
+            luma=np.stack(self.luma),  # a copy: the decoder's frames are let go
+            luma_range=self.luma_range,
+            rgb_index=np.asarray(self.rgb_index, dtype=np.int64),
+            rgb=np.stack(self.rgb) if self.rgb else np.empty((0, height, width, 3), np.uint8),
+        )
 
 
 _END = object()

@@ -8,7 +8,8 @@ and the sha256 it must have) and whether it batches frames.
 Two kinds of metric:
 - content metrics (weight-free): computed chunk by chunk on luma/RGB tensors while the
   video is decoded (`content.py`); each yields one value per sampled frame (or per clip)
-  and a reduction ("mean" or "max") over them;
+  and a reduction ("mean" or "max") over them. Luma is the coded Y plane reported as
+  0-255 luma (`LumaRange`), RGB is decoded only for the frames a colour metric reads;
 - checkpoint metrics: a model loaded from local files (`checkpoints.py`) scores a frame
   view kept from the same decode pass; metrics that share a model (the two CLIPScore
   variants) share a `group` so the model runs once.
@@ -44,7 +45,7 @@ class FrameSampling:
 
     every_kth=8 -> frames 0, 8, 16, ...; with_previous adds the frame just before each
     sampled one (frame differences); uniform=n -> n frames at round(linspace(0, F-1, n));
-    all_frames -> every decoded frame.
+    all_frames -> every decoded frame. rgb: the metric reads colour (RGB), else luma only.
     """
 
     every_kth: int | None = None
@@ -52,6 +53,7 @@ class FrameSampling:
     uniform: int | None = None
     all_frames: bool = False
     resolution: str = "native"
+    rgb: bool = False
 
     def describe(self) -> str:
         if self.all_frames:
@@ -62,7 +64,8 @@ class FrameSampling:
             which = f"every {self.every_kth}th frame (0, {self.every_kth}, ...)"
             if self.with_previous:
                 which += " and the frame just before each"
-        return f"{which}; resolution: {self.resolution}"
+        planes = "RGB" if self.rgb else "luma (the coded Y plane)"
+        return f"{which}; {planes}; resolution: {self.resolution}"
 
 
 @dataclass(frozen=True)
@@ -70,36 +73,47 @@ class ContentChunk:
     """Consecutive decoded frames of one video on the compute device (index on the host side
     is derived once; views are built on first use).
 
-    rgb: (N, H, W, 3) uint8 of the wanted frames in decode order; index: (N,) their frame
-    numbers; luma: (N, H, W) float32 BT.601 luma; every_kth: the GAIA step; carry_*: the
-    last frame of the previous chunk, so frame pairs straddling two chunks are not lost.
+    luma: (N, H, W) uint8 luma codes of the wanted frames in decode order, coded in
+    `luma_range`; index: (N,) their frame numbers; rgb: (M, H, W, 3) uint8 of the frames
+    numbered rgb_index (those a colour metric reads); every_kth: the GAIA step; carry_*:
+    the last frame of the previous chunk, so frame pairs straddling two chunks are not lost.
     The views below are computed on first use, only for the metrics that ask for them.
     """
 
-    rgb: torch.Tensor
-    index: torch.Tensor
     luma: torch.Tensor
+    index: torch.Tensor
+    luma_range: content.LumaRange
     every_kth: int
+    rgb: torch.Tensor | None = None
+    rgb_index: torch.Tensor | None = None
     carry_luma: torch.Tensor | None = None
     carry_index: int = -2
+
+    @property
+    def gain(self) -> float:
+        """Luma codes -> 0-255 luma, for deviations (a variance takes it squared)."""
+        return self.luma_range.gain
+
+    def level(self, code: torch.Tensor) -> torch.Tensor:
+        return self.luma_range.level(code)
 
     @cached_property
     def _host_index(self):
         return self.index.cpu().numpy()
 
-    @cached_property
-    def _sampled_rows(self) -> torch.Tensor:
+    def _rows(self, index, wanted) -> torch.Tensor:
         # row numbers built on the host: index_select then needs no device sync
-        rows = (self._host_index % self.every_kth == 0).nonzero()[0]
-        return torch.as_tensor(rows, device=self.luma.device)
+        return torch.as_tensor(wanted(index).nonzero()[0], device=self.luma.device)
 
     @cached_property
     def luma_sampled(self) -> torch.Tensor:
-        return self.luma.index_select(0, self._sampled_rows)
+        rows = self._rows(self._host_index, lambda i: i % self.every_kth == 0)
+        return self.luma.index_select(0, rows)
 
     @cached_property
     def rgb_sampled(self) -> torch.Tensor:
-        return self.rgb.index_select(0, self._sampled_rows).to(torch.float32)
+        rows = self._rows(self.rgb_index.numpy(), lambda i: i % self.every_kth == 0)
+        return self.rgb.index_select(0, rows)
 
     def over_pairs(self, fn, *, sampled_only: bool) -> torch.Tensor:
         """fn(current, previous) over every pair of consecutive frames (frame i, i - 1), in
@@ -123,7 +137,7 @@ class ContentChunk:
         elif consecutive.any():
             rows = torch.as_tensor(consecutive.nonzero()[0], device=self.luma.device)
             parts.append(fn(self.luma.index_select(0, rows + 1), self.luma.index_select(0, rows)))
-        return torch.cat(parts) if parts else self.luma.new_zeros(0)
+        return torch.cat(parts) if parts else self.luma.new_zeros(0, dtype=torch.float32)
 
 
 @dataclass(frozen=True)
@@ -145,6 +159,7 @@ class Metric:
 
 
 GAIA_SAMPLING = FrameSampling(every_kth=8, resolution="native")
+GAIA_SAMPLING_RGB = FrameSampling(every_kth=8, resolution="native", rgb=True)
 GAIA_PAIRS = FrameSampling(every_kth=8, with_previous=True, resolution="native")
 ALL_FRAMES = FrameSampling(all_frames=True, resolution="native")
 
@@ -159,11 +174,12 @@ DINO_FILES = tuple(
 )
 CLIP_SAMPLING = FrameSampling(
     uniform=8,
+    rgb=True,
     resolution="height 520 (aspect kept, as GAIA), then CLIP's shortest side to the model's "
     "image size (bicubic) and centre crop",
 )
 DINO_SAMPLING = FrameSampling(
-    all_frames=True, resolution="shortest side 224 (bilinear, as VBench's dino_transform)"
+    all_frames=True, rgb=True, resolution="shortest side 224 (bilinear, as VBench's dino_transform)"
 )
 
 
@@ -173,10 +189,13 @@ def _content(
     sampling: FrameSampling,
     per_chunk: Callable[[ContentChunk], torch.Tensor],
     reduce: str = "mean",
+    version: str = "2",
 ) -> Metric:
+    """A content metric. Version 2 of the luma metrics reads the coded Y plane (version 1
+    re-derived luma from decoded RGB: the same values up to 8-bit rounding of the RGB)."""
     return Metric(
         name=name,
-        version="1",
+        version=version,
         definition=definition,
         sampling=sampling,
         per_chunk=per_chunk,
@@ -189,49 +208,51 @@ METRICS: dict[str, Metric] = {
     for m in [
         _content(
             "brightness",
-            "mean BT.601 luma (0-255) per frame, averaged (GAIA's low-level feature)",
+            "mean luma (the coded Y plane as 0-255 luma) per frame, averaged (GAIA's "
+            "low-level feature)",
             GAIA_SAMPLING,
-            lambda c: content.brightness(c.luma_sampled),
+            lambda c: c.level(content.brightness(c.luma_sampled)),
         ),
         _content(
             "contrast",
-            "RMS contrast: population std of BT.601 luma per frame, averaged (GAIA)",
+            "RMS contrast: population std of luma (0-255) per frame, averaged (GAIA)",
             GAIA_SAMPLING,
-            lambda c: content.contrast(c.luma_sampled),
+            lambda c: c.gain * content.contrast(c.luma_sampled),
         ),
         _content(
             "colorfulness",
             "Hasler and Suesstrunk 2003 (rg = R-G, yb = (R+G)/2-B; "
             "sqrt(s_rg^2+s_yb^2) + 0.3 sqrt(m_rg^2+m_yb^2)) per frame, averaged",
-            GAIA_SAMPLING,
+            GAIA_SAMPLING_RGB,
             lambda c: content.colorfulness(c.rgb_sampled),
+            version="1",
         ),
         _content(
             "sharpness",
             "variance of the 4-neighbour Laplacian of luma, valid region (Pech-Pacheco et "
             "al. 2000), per frame, averaged",
             GAIA_SAMPLING,
-            lambda c: content.sharpness(c.luma_sampled),
+            lambda c: c.gain**2 * content.sharpness(c.luma_sampled),
         ),
         _content(
             "si",
             "ITU-T P.910 spatial information (std of the Sobel magnitude of luma) on every "
             "8th frame, averaged: GAIA's variant",
             GAIA_SAMPLING,
-            lambda c: content.spatial_information(c.luma_sampled),
+            lambda c: c.gain * content.spatial_information(c.luma_sampled),
         ),
         _content(
             "ti",
             "ITU-T P.910 temporal information (std of the luma difference to the previous "
             "frame) at every 8th frame, averaged: GAIA's variant",
             GAIA_PAIRS,
-            lambda c: c.over_pairs(content.temporal_information, sampled_only=True),
+            lambda c: c.gain * c.over_pairs(content.temporal_information, sampled_only=True),
         ),
         _content(
             "si_p910",
             "ITU-T P.910 (2008, 'legacy' in siti-tools) SI: maximum over every frame",
             ALL_FRAMES,
-            lambda c: content.spatial_information(c.luma),
+            lambda c: c.gain * content.spatial_information(c.luma),
             reduce="max",
         ),
         _content(
@@ -239,7 +260,7 @@ METRICS: dict[str, Metric] = {
             "ITU-T P.910 (2008, 'legacy' in siti-tools) TI: maximum over every pair of "
             "consecutive frames",
             ALL_FRAMES,
-            lambda c: c.over_pairs(content.temporal_information, sampled_only=False),
+            lambda c: c.gain * c.over_pairs(content.temporal_information, sampled_only=False),
             reduce="max",
         ),
         _content(
@@ -247,7 +268,7 @@ METRICS: dict[str, Metric] = {
             "frame-difference motion: mean absolute luma difference to the previous frame "
             "at every 8th frame, averaged",
             GAIA_PAIRS,
-            lambda c: c.over_pairs(content.motion, sampled_only=True),
+            lambda c: c.gain * c.over_pairs(content.motion, sampled_only=True),
         ),
         _content(
             "flicker",
@@ -255,7 +276,7 @@ METRICS: dict[str, Metric] = {
             "(|m[t+1] - 2 m[t] + m[t-1]|, averaged): brightness jumping between frames, "
             "blind to steady fades",
             ALL_FRAMES,
-            lambda c: content.brightness(c.luma),  # per-frame means, finished per clip
+            lambda c: c.level(content.brightness(c.luma)),  # frame means, finished per clip
             reduce="clip",
         ),
         Metric(

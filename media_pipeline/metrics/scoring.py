@@ -8,6 +8,10 @@ missing or wrong is reported unavailable with the reason; the others still run.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
+import platform
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +52,42 @@ class ScoreReport:
     frames_decoded: int
     decode_s: float = 0.0
     batch_size: int = 0  # frames per batch that were used
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Ask glibc's allocator to keep freed blocks of up to 32 MiB for reuse.
+
+    By default glibc maps a large block fresh from the OS and gives it back when freed, so
+    every chunk's temporaries start on new pages, and each page costs a fault: about 2,000
+    faults per 4-frame SI at 512x288, which made CPU scoring about 5x slower than its
+    arithmetic. Process-wide and harmless for the rest of a worker (it holds on to what it
+    freed); a no-op off glibc. Returns whether the settings took."""
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    libc = ctypes.CDLL(None)
+    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
+    return bool(
+        libc.mallopt(m_mmap_threshold, 32 * 2**20) and libc.mallopt(m_trim_threshold, 256 * 2**20)
+    )
+
+
+@contextlib.contextmanager
+def _intra_op_threads(count: int | None):
+    """torch's CPU threads set to `count` inside (None: unchanged). While a video decodes,
+    FFmpeg's frame threads use the other cores, and the small per-chunk kernels gain
+    nothing from more threads: one compute thread beside the decoder ran GAIA's six
+    features 1.4x faster than torch's default of one per core (bench/metrics.py --threads
+    0). The checkpoint models run after the pass with the process's setting."""
+    if count is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def pick_device(device: str | None) -> str:
@@ -98,6 +138,8 @@ def score_video(
     over the registry's placeholders.
     """
     device = pick_device(device)
+    if device == "cpu":
+        keep_freed_memory()
     batch_size = batch_size or default_batch_size(device)
     metrics = _select(metric_names)
     unavailable: dict[str, str] = {}
@@ -180,9 +222,10 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
     per_frame: dict[str, list[torch.Tensor]] = {m.name: [] for m in content_metrics}
     clip_frames: list[torch.Tensor] = []
     dino_frames: list[torch.Tensor] = []
-    carry: tuple[torch.Tensor, int] | None = None
+    carry: tuple[torch.Tensor, int, content.LumaRange] | None = None
     decode_s = 0.0
-    with torch.inference_mode():
+    on_cpu = device == "cpu"
+    with torch.inference_mode(), _intra_op_threads(1 if on_cpu else None):
         iterator = iter(stream)
         while True:
             started = time.perf_counter()
@@ -191,25 +234,29 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
             if decoded is None:
                 break
             rgb = torch.from_numpy(decoded.rgb).to(device)
-            index = torch.from_numpy(decoded.index)  # stays on the host: masks need no sync
             if content_metrics:
+                follows = carry is not None and carry[2] == decoded.luma_range
                 chunk = ContentChunk(
-                    rgb=rgb,
-                    index=index,
-                    luma=content.to_luma(rgb.to(torch.float32)),
+                    luma=torch.from_numpy(decoded.luma).to(device),
+                    # frame numbers stay on the host: masks need no device sync
+                    index=torch.from_numpy(decoded.index),
+                    luma_range=decoded.luma_range,
                     every_kth=plan.every_kth,
-                    carry_luma=carry[0] if carry else None,
-                    carry_index=carry[1] if carry else -2,
+                    rgb=rgb,
+                    rgb_index=torch.from_numpy(decoded.rgb_index),
+                    carry_luma=carry[0] if follows else None,
+                    carry_index=carry[1] if follows else -2,
                 )
                 for metric in content_metrics:
                     per_frame[metric.name].append(clock.timed(metric.name, metric.per_chunk, chunk))
-                carry = (chunk.luma[-1], int(decoded.index[-1]))
+                carry = (chunk.luma[-1], int(decoded.index[-1]), decoded.luma_range)
             if "clip" in groups:
-                rows = np.isin(decoded.index, stream.uniform).nonzero()[0]
+                rows = np.isin(decoded.rgb_index, stream.uniform).nonzero()[0]
                 clip_frames.append(rgb.index_select(0, torch.as_tensor(rows, device=device)))
             if "dino" in groups:
                 dino_frames.append(clock.timed("subject_consistency", preprocess.dino_resize, rgb))
 
+    with torch.inference_mode():
         values: dict[str, float] = {}
         for metric in content_metrics:
             joined = torch.cat(per_frame[metric.name])

@@ -37,6 +37,19 @@ def ffmpeg_frames(path: Path, width: int, height: int) -> np.ndarray:
     return np.frombuffer(raw, np.uint8).reshape(-1, height, width, 3).astype(np.float32)
 
 
+def ffmpeg_luma(path: Path, width: int, height: int) -> np.ndarray:
+    """All frames' coded Y planes as (F, H, W) uint8, as the ffmpeg command line writes the
+    video's own yuv420p (no conversion): each frame is Y, then U and V at quarter size."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    chroma = 2 * ((width + 1) // 2) * ((height + 1) // 2)
+    frames = np.frombuffer(raw, np.uint8).reshape(-1, width * height + chroma)
+    return frames[:, : width * height].reshape(-1, height, width)
+
+
 def bt601(rgb: np.ndarray) -> np.ndarray:
     return rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
 

@@ -14,6 +14,7 @@ from scipy import ndimage
 from siti_tools.siti import SiTiCalculator
 
 from media_pipeline.metrics import content
+from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE
 from media_pipeline.metrics.decode import (
     FramePlan,
     FrameStream,
@@ -22,7 +23,7 @@ from media_pipeline.metrics.decode import (
 )
 from media_pipeline.metrics.registry import available_metrics, get_metric
 from media_pipeline.metrics.scoring import pick_device, score_video
-from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, make_clip
+from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, ffmpeg_luma, make_clip
 
 RNG = np.random.default_rng(0)
 WEIGHT_FREE = [m.name for m in available_metrics() if not m.weights]
@@ -116,12 +117,42 @@ def test_uniform_indices_and_the_frames_one_pass_decodes(videos):
     # when
     stream = FrameStream(path=videos["moving"], plan=plan, chunk_size=4)
     chunks = list(stream)
-    # then: only those frames were converted, in order, in chunks of at most 4
+    # then: only those frames were kept, in order, in chunks of at most 4, as luma codes
     decoded = [int(i) for c in chunks for i in c.index]
     expected = sorted({i for i in range(50) if i % 8 in (0, 7)} | {0, 7, 14, 21, 28, 35, 42, 49})
     assert decoded == expected and stream.frames_decoded == 50
     assert max(len(c.index) for c in chunks) == 4
-    assert chunks[0].rgb.shape[1:] == (72, 128, 3) and chunks[0].rgb.dtype == np.uint8
+    assert chunks[0].luma.shape == (4, 72, 128) and chunks[0].luma.dtype == np.uint8
+    assert all(c.luma_range == LIMITED_RANGE for c in chunks)
+    # and no frame was converted to RGB: no metric of this plan reads colour
+    assert all(c.rgb.shape == (0, 72, 128, 3) for c in chunks)
+
+
+def test_rgb_is_decoded_only_for_the_frames_a_colour_metric_reads(videos):
+    # given: luma of GAIA's frame pairs, RGB of the uniform frames only
+    plan = FramePlan(every_kth=8, with_previous=True, uniform=8, rgb_uniform=True)
+    # when
+    chunks = list(FrameStream(path=videos["moving"], plan=plan, chunk_size=4))
+    # then: RGB rows are the uniform frames, equal to what the ffmpeg command line decodes
+    rgb_index = [int(i) for c in chunks for i in c.rgb_index]
+    assert rgb_index == [0, 7, 14, 21, 28, 35, 42, 49]
+    reference = ffmpeg_frames(videos["moving"], 128, 72)[rgb_index]
+    np.testing.assert_array_equal(np.concatenate([c.rgb for c in chunks]), reference)
+    # and the luma is the coded Y plane, byte for byte
+    luma = np.concatenate([c.luma for c in chunks])
+    np.testing.assert_array_equal(luma, ffmpeg_luma(videos["moving"], 128, 72)[decoded(chunks)])
+
+
+def decoded(chunks) -> list[int]:
+    return [int(i) for c in chunks for i in c.index]
+
+
+def test_the_plan_follows_what_each_metric_reads():
+    plan = FramePlan.for_samplings(get_metric(n).sampling for n in ["si", "ti", "colorfulness"])
+    assert (plan.every_kth, plan.with_previous, plan.all_frames) == (8, True, False)
+    assert (plan.rgb_sampled, plan.rgb_uniform, plan.rgb_all) == (True, False, False)
+    luma_only = FramePlan.for_samplings(get_metric(n).sampling for n in ["si_p910", "ti"])
+    assert luma_only.all_frames and not (luma_only.rgb_sampled or luma_only.rgb_all)
 
 
 def decoder_threads() -> list[threading.Thread]:
@@ -129,12 +160,13 @@ def decoder_threads() -> list[threading.Thread]:
 
 
 def test_decoding_ahead_yields_what_decoding_in_step_yields(videos):
-    plan = FramePlan(every_kth=8, with_previous=True)
+    plan = FramePlan(every_kth=8, with_previous=True, rgb_sampled=True)
     in_step = list(FrameStream(path=videos["moving"], plan=plan, chunk_size=3, ahead=0))
     ahead = FrameStream(path=videos["moving"], plan=plan, chunk_size=3, ahead=2)
     chunks = list(ahead)
     assert [c.index.tolist() for c in chunks] == [c.index.tolist() for c in in_step]
-    assert all(np.array_equal(a.rgb, b.rgb) for a, b in zip(chunks, in_step, strict=True))
+    for a, b in zip(chunks, in_step, strict=True):
+        assert np.array_equal(a.luma, b.luma) and np.array_equal(a.rgb, b.rgb)
     assert ahead.frames_decoded == 50 and not decoder_threads()
 
 
@@ -153,9 +185,10 @@ def test_a_decoding_error_reaches_the_caller_and_an_early_stop_ends_the_decoder(
 
 @pytest.mark.parametrize("batch_size", [3, 64])
 def test_score_video_equals_the_formulas_on_ffmpeg_decoded_frames(videos, batch_size):
-    # given: the reference frames, decoded by the ffmpeg command line
+    # given: the reference frames, decoded by the ffmpeg command line: RGB, and the coded
+    # luma (limited range) as 0-255 luma, which is how siti-tools reads it
     rgb = ffmpeg_frames(videos["moving"], 128, 72)
-    y = bt601(rgb).astype(np.float64)
+    y = (ffmpeg_luma(videos["moving"], 128, 72) - 16.0) * 255 / 219
     sampled = list(range(0, 50, 8))
     # when
     report = score_video(path=videos["moving"], device="cpu", batch_size=batch_size)
@@ -187,15 +220,84 @@ def test_score_video_equals_the_formulas_on_ffmpeg_decoded_frames(videos, batch_
 
 
 def test_legacy_si_ti_match_siti_tools_on_the_file(videos):
-    # siti-tools reads the coded Y plane itself (limited range, rescaled to 0-255); our luma
-    # comes from the decoded RGB, so the two agree up to 8-bit rounding of the RGB.
+    # siti-tools decodes the file itself and reads the coded Y plane (limited range,
+    # rescaled to 0-255), as we do: the values agree to float32 rounding
     calculator = SiTiCalculator(legacy=True)
     si, ti, count = calculator.calculate(str(videos["moving"]))
     report = score_video(path=videos["moving"], metric_names=["si_p910", "ti_p910", "si"])
     assert count == 50
-    assert report.values["si_p910"] == pytest.approx(max(si), rel=0.02)
-    assert report.values["ti_p910"] == pytest.approx(max(ti), rel=0.02)
-    assert report.values["si"] == pytest.approx(np.mean(si[::8]), rel=0.02)
+    assert report.values["si_p910"] == pytest.approx(max(si), rel=1e-5)
+    assert report.values["ti_p910"] == pytest.approx(max(ti), rel=1e-5)
+    assert report.values["si"] == pytest.approx(np.mean(si[::8]), rel=1e-5)
+
+
+def test_integer_luma_codes_give_the_float_formulas_exactly():
+    # given: 8-bit codes, as the decoder hands them over, and the same values as float64
+    codes = RNG.integers(0, 256, size=(3, 37, 53), dtype=np.uint8)
+    as_float = codes.astype(np.float64)
+    t = torch.from_numpy(codes)
+    # then: the 16-bit integer paths equal the references on float values
+    np.testing.assert_allclose(content.brightness(t), as_float.mean(axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(content.contrast(t), as_float.std(axis=(1, 2)), rtol=1e-5)
+    laplace = [ndimage.laplace(f)[1:-1, 1:-1].var() for f in as_float]
+    np.testing.assert_allclose(content.sharpness(t), laplace, rtol=1e-5)
+    np.testing.assert_allclose(
+        content.spatial_information(t), [SiTiCalculator.si(f) for f in as_float], rtol=1e-5
+    )
+    ti = [SiTiCalculator.ti(as_float[i], as_float[i - 1]) for i in (1, 2)]
+    np.testing.assert_allclose(content.temporal_information(t[1:], t[:-1]), ti, rtol=1e-5)
+    motion = np.abs(np.diff(as_float, axis=0)).mean(axis=(1, 2))
+    np.testing.assert_allclose(content.motion(t[1:], t[:-1]), motion, rtol=1e-12)
+
+
+def test_luma_ranges_map_codes_to_0_255():
+    assert LIMITED_RANGE.level(torch.tensor([16.0, 235.0])).tolist() == [0.0, 255.0]
+    assert FULL_RANGE.level(torch.tensor([0.0, 255.0])).tolist() == [0.0, 255.0]
+    assert LIMITED_RANGE.gain == pytest.approx(255 / 219)
+
+
+@pytest.mark.parametrize(
+    ("pix_fmt", "extension", "luma_range"),
+    [("yuvj420p", "mp4", FULL_RANGE), ("yuv420p10le", "mkv", LIMITED_RANGE)],
+)
+def test_full_range_and_10_bit_video_are_read_in_their_range(
+    tmp_path, pix_fmt, extension, luma_range
+):
+    # given: a flat grey picture coded full range (JPEG-style) or in 10 bits
+    path = tmp_path / f"grey.{extension}"
+    subprocess.run(
+        [
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+            "color=c=0x808080:size=64x48:rate=8", "-frames:v", "3", "-c:v", "libx264",
+            "-qp", "0", "-pix_fmt", pix_fmt, str(path),
+        ],
+        check=True,
+    )  # fmt: skip
+    # when
+    chunks = list(FrameStream(path=path, plan=FramePlan(all_frames=True)))
+    report = score_video(path=path, metric_names=["brightness", "contrast"], device="cpu")
+    # then: mid grey is mid luma whatever the coding
+    assert chunks[0].luma_range == luma_range
+    assert report.values["brightness"] == pytest.approx(128, abs=1.0)
+    assert report.values["contrast"] == 0.0
+
+
+def test_a_gif_is_scored_from_its_palette_frames(tmp_path):
+    # given: a GIF (palette frames, no YUV plane), converted to luma by swscale
+    path = tmp_path / "clip.gif"
+    subprocess.run(
+        [
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+            "color=c=white:size=32x32:rate=8", "-frames:v", "3", str(path),
+        ],
+        check=True,
+    )  # fmt: skip
+    reference = bt601(ffmpeg_frames(path, 32, 32)[0])  # the palette's near-whites
+    # when
+    report = score_video(path=path, metric_names=["brightness", "sharpness"], device="cpu")
+    # then: BT.601 luma of the decoded RGB, up to swscale's 8-bit rounding
+    assert report.values["brightness"] == pytest.approx(reference.mean(), abs=0.6)
+    assert report.frames_decoded == 3 and report.values["sharpness"] > 0
 
 
 def test_a_single_frame_has_no_temporal_metrics(videos):
@@ -258,3 +360,14 @@ def test_score_cli_refuses_what_it_cannot_score(tmp_path):
     assert missing.returncode == 2 and "no such file" in missing.stderr
     unknown = run_cli(notes, "--metrics", "brightness,nope")
     assert unknown.returncode == 2 and "unknown metric 'nope'" in unknown.stderr
+
+
+def test_cpu_scoring_gives_back_the_processes_torch_threads(videos):
+    # the pass computes on one thread beside the decoder, then restores the setting
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        score_video(path=videos["moving"], metric_names=["si"], device="cpu")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
