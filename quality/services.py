@@ -113,6 +113,15 @@ def analyse_running_studies() -> list[int]:
 CONTENT_FEATURES = ["brightness", "contrast", "colorfulness", "sharpness", "si", "ti"]
 
 
+def _newest_versions(scores) -> dict[str, str]:
+    """{metric: its newest stored version}: a metric whose definition changed (a version
+    bump) is compared with people on the new definition only, never on a mix of two."""
+    newest: dict[str, str] = {}
+    for metric, versions in scores.groupby("metric")["version"]:
+        newest[metric] = max(versions.unique(), key=lambda v: (len(v), v))  # "10" > "9"
+    return newest
+
+
 def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
     """Agreement of every stored metric with every MOS dimension and All-Combined, over
     the stimuli that have both (None when fewer than 5 have)."""
@@ -124,13 +133,14 @@ def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
     scores = pd.DataFrame(
         list(
             MetricScore.objects.filter(stimulus__study=study).values_list(
-                "stimulus_id", "metric", "value"
+                "stimulus_id", "metric", "version", "value"
             )
         ),
-        columns=["video_id", "metric", "value"],
+        columns=["video_id", "metric", "version", "value"],
     )
     if scores.empty:
         return None
+    scores = scores[scores["version"] == scores["metric"].map(_newest_versions(scores))]
     metrics = scores.pivot_table(index="video_id", columns="metric", values="value")
     targets = mos.pivot_table(index="video_id", columns="dimension", values="mos")
     targets.index = targets.index.astype(int)

@@ -1,12 +1,14 @@
 """Processing jobs: in-process (eager) and through a real Celery worker over Redis."""
 
 import csv
+import io
 import os
 import signal
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import CommandError, call_command
 
 from annotation.models import Stimulus
 from annotation.services.study_import import study_import_manifest
@@ -147,3 +149,32 @@ def test_a_worker_killed_mid_transcode_finishes_after_restart(tmp_path, worker_l
         f"{stimulus.checksum}.mp4",
     ]
     assert stimulus.frame_count == 120 and stimulus.status == "ready"
+
+
+@pytest.mark.django_db
+def test_score_videos_computes_only_the_metric_versions_not_stored(
+    clips, tmp_path, django_capture_on_commit_callbacks
+):
+    # given: a processed video whose brightness was scored under an older definition
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["square.mp4"]])
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    video = Stimulus.objects.get(original_name="square.mp4")
+    MetricScore.objects.filter(stimulus=video, metric="brightness").update(version="0")
+    stored = MetricScore.objects.filter(stimulus=video).count()
+    # when
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("score_videos", study=study.slug, stdout=out)
+    # then: the current brightness was added, nothing else was scored again
+    assert "queued 1 of 1 processed videos" in out.getvalue()
+    brightness = MetricScore.objects.filter(stimulus=video, metric="brightness")
+    assert sorted(brightness.values_list("version", flat=True)) == ["0", "2"]
+    assert MetricScore.objects.filter(stimulus=video).count() == stored + 1
+
+
+@pytest.mark.django_db
+def test_score_videos_refuses_an_unknown_study():
+    with pytest.raises(CommandError, match="no study with the slug 'nope'"):
+        call_command("score_videos", study="nope")

@@ -15,6 +15,7 @@ from annotation.models import Assignment, Rater, Rating, SessionItem, Stimulus
 from annotation.roles import RESEARCHERS_GROUP
 from media_pipeline.models import MetricScore
 from quality.models import AnalysisRun
+from quality.services import analysis_run_execute, analysis_run_request
 from tests.factories import StimulusFactory, UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
@@ -227,9 +228,15 @@ def test_metric_agreement_is_part_of_the_run(django_capture_on_commit_callbacks)
     study, videos = rated_study()
     mos_like = {v.pk: i for i, v in enumerate(videos)}
     MetricScore.objects.bulk_create(
-        MetricScore(stimulus=v, metric=name, version="1", value=value, device="cpu", runtime_s=0.0)
+        MetricScore(
+            stimulus=v, metric=name, version=version, value=value, device="cpu", runtime_s=0.0
+        )
         for v in videos
-        for name, value in (("brightness", mos_like[v.pk] * 2.0), ("si", RNG.uniform()))
+        for name, version, value in (
+            ("brightness", "2", mos_like[v.pk] * 2.0),
+            ("si", "2", RNG.uniform()),
+            ("si", "1", RNG.uniform()),  # the old definition: left out, not averaged in
+        )
     )
     run = request_run(researcher(), study, django_capture_on_commit_callbacks)
     run.refresh_from_db()
@@ -238,6 +245,23 @@ def test_metric_agreement_is_part_of_the_run(django_capture_on_commit_callbacks)
     targets = {row["target"] for row in agreement["rows"]}
     assert targets == {*DIMS, "all_combined"}
     assert {row["metric"] for row in agreement["rows"]} == {"brightness", "si"}
+
+
+def test_metric_agreement_uses_each_metrics_newest_version_only():
+    # given: si stored at version 1 for every video and at version 2 for six of them
+    study, videos = rated_study()
+    MetricScore.objects.bulk_create(
+        [MetricScore(stimulus=v, metric="si", version="1", value=1.0, device="cpu", runtime_s=0)
+         for v in videos]
+        + [MetricScore(stimulus=v, metric="si", version="2", value=i, device="cpu", runtime_s=0)
+           for i, v in enumerate(videos[:6])]
+    )  # fmt: skip
+    # when
+    run = analysis_run_request(study=study)
+    analysis_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    # then: only the six videos scored with the new definition count
+    assert run.summary["metric_agreement"]["stimuli"] == 6
 
 
 def test_a_study_without_ratings_gives_a_failed_run_with_a_reason(

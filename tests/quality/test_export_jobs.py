@@ -21,7 +21,7 @@ def scored_run(django_capture_on_commit_callbacks):
     """A finished run of a rated study whose stimuli carry two metric scores."""
     study, videos = rated_study(stimuli=20)
     MetricScore.objects.bulk_create(
-        MetricScore(stimulus=v, metric=name, version="1", value=value, device="cpu", runtime_s=0.0)
+        MetricScore(stimulus=v, metric=name, version="2", value=value, device="cpu", runtime_s=0.0)
         for i, v in enumerate(videos)
         for name, value in (("brightness", i * 2.0), ("contrast", float(RNG.uniform())))
     )
