@@ -75,10 +75,10 @@ def keep_freed_memory() -> bool:
 @contextlib.contextmanager
 def _intra_op_threads(count: int | None):
     """torch's CPU threads set to `count` inside (None: unchanged). While a video decodes,
-    FFmpeg's frame threads use the other cores, and the small per-chunk kernels gain
-    nothing from more threads: one compute thread beside the decoder ran GAIA's six
-    features 1.4x faster than torch's default of one per core (bench/metrics.py --threads
-    0). The checkpoint models run after the pass with the process's setting."""
+    FFmpeg's frame threads want cores too: half of torch's threads for the metrics, half
+    left to the decoder. On 2 cores, one compute thread beside the decoder ran GAIA's six
+    features 1.4x faster than two (bench/metrics.py). The checkpoint models run after the
+    pass with the process's setting."""
     if count is None:
         yield
         return
@@ -106,19 +106,39 @@ def _select(metric_names: Sequence[str] | None) -> list[Metric]:
 
 
 class _Clock:
-    """Per-metric compute time; on CUDA it waits for the kernels so the time is real."""
+    """Per-metric compute time. On CUDA each call is bracketed by timing events instead of
+    a synchronisation, so measuring does not stall the queue of kernels; the times are
+    read once, at the end."""
 
     def __init__(self, device: str) -> None:
         self.cuda = device.startswith("cuda")
-        self.times: dict[str, float] = {}
+        self._seconds: dict[str, float] = {}
+        self._events: list[tuple[str, torch.cuda.Event, torch.cuda.Event]] = []
 
     def timed(self, name: str, fn, *args, **kwargs):
-        start = time.perf_counter()
-        result = fn(*args, **kwargs)
         if self.cuda:
-            torch.cuda.synchronize()
-        self.times[name] = self.times.get(name, 0.0) + time.perf_counter() - start
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            result = fn(*args, **kwargs)
+            end.record()
+            self._events.append((name, start, end))
+            return result
+        started = time.perf_counter()
+        result = fn(*args, **kwargs)
+        self.add(name, time.perf_counter() - started)
         return result
+
+    def add(self, name: str, seconds: float) -> None:
+        self._seconds[name] = self._seconds.get(name, 0.0) + seconds
+
+    @property
+    def times(self) -> dict[str, float]:
+        if self._events:
+            torch.cuda.synchronize()
+            for name, start, end in self._events:
+                self.add(name, start.elapsed_time(end) / 1000)
+            self._events.clear()
+        return self._seconds
 
 
 def score_video(
@@ -225,7 +245,8 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
     carry: tuple[torch.Tensor, int, content.LumaRange] | None = None
     decode_s = 0.0
     on_cpu = device == "cpu"
-    with torch.inference_mode(), _intra_op_threads(1 if on_cpu else None):
+    beside_decoder = max(1, torch.get_num_threads() // 2) if on_cpu else None
+    with torch.inference_mode(), _intra_op_threads(beside_decoder):
         iterator = iter(stream)
         while True:
             started = time.perf_counter()
@@ -279,7 +300,7 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
             result = clock.timed(
                 "clip_cosine", scorers["clip"].scores, frames, prompt, batch_size=batch_size
             )
-            clock.times["clip_score"] = clock.times["clip_cosine"]  # one shared model run
+            clock.add("clip_score", clock.times["clip_cosine"])  # one shared model run
             values.update({k: v for k, v in result.items() if k in selected})
         if "dino" in groups:
             resized = [f for f in dino_frames if f.numel()]
