@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import torch
 
 from media_pipeline.metrics import content
@@ -68,6 +69,19 @@ class FrameSampling:
         return f"{which}; {planes}; resolution: {self.resolution}"
 
 
+def take_rows(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+    """frames[rows] for host-side row numbers. Evenly spaced rows (every k-th frame of a
+    chunk, GAIA's frame pairs) are a strided view: no copy, and on CUDA no transfer of the
+    row numbers, which would wait for every kernel queued before it."""
+    if len(rows) == 0:
+        return frames[:0]
+    steps = np.diff(rows)
+    if len(rows) == 1 or (steps[0] > 0 and (steps == steps[0]).all()):
+        step = int(steps[0]) if len(rows) > 1 else 1
+        return frames[int(rows[0]) : int(rows[-1]) + 1 : step]
+    return frames.index_select(0, torch.as_tensor(rows, device=frames.device))
+
+
 @dataclass(frozen=True)
 class ContentChunk:
     """Consecutive decoded frames of one video on the compute device (index on the host side
@@ -101,19 +115,14 @@ class ContentChunk:
     def _host_index(self):
         return self.index.cpu().numpy()
 
-    def _rows(self, index, wanted) -> torch.Tensor:
-        # row numbers built on the host: index_select then needs no device sync
-        return torch.as_tensor(wanted(index).nonzero()[0], device=self.luma.device)
-
     @cached_property
     def luma_sampled(self) -> torch.Tensor:
-        rows = self._rows(self._host_index, lambda i: i % self.every_kth == 0)
-        return self.luma.index_select(0, rows)
+        return take_rows(self.luma, (self._host_index % self.every_kth == 0).nonzero()[0])
 
     @cached_property
     def rgb_sampled(self) -> torch.Tensor:
-        rows = self._rows(self.rgb_index.numpy(), lambda i: i % self.every_kth == 0)
-        return self.rgb.index_select(0, rows)
+        rows = (self.rgb_index.numpy() % self.every_kth == 0).nonzero()[0]
+        return take_rows(self.rgb, rows)
 
     def over_pairs(self, fn, *, sampled_only: bool) -> torch.Tensor:
         """fn(current, previous) over every pair of consecutive frames (frame i, i - 1), in
@@ -135,8 +144,8 @@ class ContentChunk:
         if consecutive.all():
             parts.append(fn(self.luma[1:], self.luma[:-1]))
         elif consecutive.any():
-            rows = torch.as_tensor(consecutive.nonzero()[0], device=self.luma.device)
-            parts.append(fn(self.luma.index_select(0, rows + 1), self.luma.index_select(0, rows)))
+            rows = consecutive.nonzero()[0]
+            parts.append(fn(take_rows(self.luma, rows + 1), take_rows(self.luma, rows)))
         return torch.cat(parts) if parts else self.luma.new_zeros(0, dtype=torch.float32)
 
 

@@ -23,7 +23,13 @@ import torch
 from media_pipeline.metrics import content, preprocess
 from media_pipeline.metrics.checkpoints import load_group
 from media_pipeline.metrics.decode import FramePlan, FrameStream
-from media_pipeline.metrics.registry import ContentChunk, Metric, available_metrics, get_metric
+from media_pipeline.metrics.registry import (
+    ContentChunk,
+    Metric,
+    available_metrics,
+    get_metric,
+    take_rows,
+)
 from media_pipeline.metrics.weights import WeightsUnavailable, verified_files
 
 # Frames per batch: CUDA wants large batches; on CPU a few frames keep every operation's
@@ -273,7 +279,7 @@ def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailab
                 carry = (chunk.luma[-1], int(decoded.index[-1]), decoded.luma_range)
             if "clip" in groups:
                 rows = np.isin(decoded.rgb_index, stream.uniform).nonzero()[0]
-                clip_frames.append(rgb.index_select(0, torch.as_tensor(rows, device=device)))
+                clip_frames.append(take_rows(rgb, rows))
             if "dino" in groups:
                 dino_frames.append(clock.timed("subject_consistency", preprocess.dino_resize, rgb))
 

@@ -21,7 +21,7 @@ from media_pipeline.metrics.decode import (
     VideoDecodeError,
     uniform_indices,
 )
-from media_pipeline.metrics.registry import available_metrics, get_metric
+from media_pipeline.metrics.registry import available_metrics, get_metric, take_rows
 from media_pipeline.metrics.scoring import pick_device, score_video
 from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, ffmpeg_luma, make_clip
 
@@ -371,3 +371,11 @@ def test_cpu_scoring_gives_back_the_processes_torch_threads(videos):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_take_rows_gives_the_rows_asked_for_as_views_where_evenly_spaced():
+    frames = torch.arange(10 * 2).reshape(10, 2)
+    for rows in ([], [3], [1, 3, 5, 7], [0, 9], [2, 3, 7], [4, 6, 7]):
+        taken = take_rows(frames, np.asarray(rows, dtype=np.int64))
+        assert taken.tolist() == frames[rows].tolist()
+    assert take_rows(frames, np.asarray([1, 3, 5])).data_ptr() == frames[1].data_ptr()
