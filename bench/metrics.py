@@ -119,7 +119,7 @@ def main() -> None:
         type=int,
         default=0,
         help="torch CPU threads of the process (default 0: torch's own, as in the worker; "
-        "score_video computes the content metrics on one thread beside the decoder)",
+        "score_video gives the content metrics half of them, the decoder the rest)",
     )
     parser.add_argument("--clips", type=Path, default=None, help="score DIR/*.mp4 instead")
     parser.add_argument("--size", default=None, help="WxH of the clips (default 512x288)")

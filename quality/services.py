@@ -115,11 +115,10 @@ CONTENT_FEATURES = ["brightness", "contrast", "colorfulness", "sharpness", "si",
 
 def _newest_versions(scores) -> dict[str, str]:
     """{metric: its newest stored version}: a metric whose definition changed (a version
-    bump) is compared with people on the new definition only, never on a mix of two."""
-    newest: dict[str, str] = {}
-    for metric, versions in scores.groupby("metric")["version"]:
-        newest[metric] = max(versions.unique(), key=lambda v: (len(v), v))  # "10" > "9"
-    return newest
+    bump) is compared with people on the new definition only, never on a mix of two.
+    Versions are numbers kept as text: the longer, then the greater, is newer ("10" > "9")."""
+    by_metric = scores.groupby("metric")["version"]
+    return by_metric.agg(lambda versions: max(versions, key=lambda v: (len(v), v))).to_dict()
 
 
 def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:

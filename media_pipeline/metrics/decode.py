@@ -35,7 +35,7 @@ _EIGHT_BIT_YUV = {
     "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "yuv440p",
     "yuvj440p", "yuv411p", "yuv410p", "nv12", "nv21",
 }  # fmt: skip
-_FULL_RANGE = 2  # AVCOL_RANGE_JPEG
+_AVCOL_RANGE_JPEG = 2  # FFmpeg's mark of a full-range frame
 
 
 class VideoDecodeError(ValueError):
@@ -50,7 +50,7 @@ def luma_plane(frame: av.VideoFrame) -> tuple[np.ndarray, LumaRange]:
         frame = frame.reformat(format="yuv420p")
     plane = frame.planes[0]
     rows = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
-    full = frame.format.name.startswith("yuvj") or frame.color_range == _FULL_RANGE
+    full = frame.format.name.startswith("yuvj") or frame.color_range == _AVCOL_RANGE_JPEG
     return rows[:, : frame.width], FULL_RANGE if full else LIMITED_RANGE
 
 

@@ -98,8 +98,8 @@ class ContentChunk:
     index: torch.Tensor
     luma_range: content.LumaRange
     every_kth: int
-    rgb: torch.Tensor | None = None
-    rgb_index: torch.Tensor | None = None
+    rgb: torch.Tensor
+    rgb_index: torch.Tensor
     carry_luma: torch.Tensor | None = None
     carry_index: int = -2
 

@@ -214,32 +214,6 @@ def score_video(
     )
 
 
-def score_videos(
-    *,
-    paths: Sequence[Path],
-    prompts: Sequence[str | None] | None = None,
-    metric_names: Sequence[str] | None = None,
-    weights_dir: Path | None = None,
-    device: str | None = None,
-    batch_size: int | None = None,
-    weight_sha256: Mapping[str, str] | None = None,
-) -> list[ScoreReport]:
-    """score_video for several videos; models load once (they are cached per process)."""
-    prompts = list(prompts) if prompts is not None else [None] * len(paths)
-    return [
-        score_video(
-            path=path,
-            prompt=prompt,
-            metric_names=metric_names,
-            weights_dir=weights_dir,
-            device=device,
-            batch_size=batch_size,
-            weight_sha256=weight_sha256,
-        )
-        for path, prompt in zip(paths, prompts, strict=True)
-    ]
-
-
 def _run(*, path, metrics, scorers, prompt, device, batch_size, clock, unavailable):
     content_metrics = [m for m in metrics if m.per_chunk is not None]
     groups = {m.group for m in metrics if m.group}

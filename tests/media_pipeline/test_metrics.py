@@ -3,10 +3,12 @@ legacy mode), numpy/scipy formulas, hand-computed values, and frames decoded by 
 command line rather than by PyAV."""
 
 import json
+import platform
 import subprocess
 import sys
 import threading
 
+import av
 import numpy as np
 import pytest
 import torch
@@ -19,10 +21,11 @@ from media_pipeline.metrics.decode import (
     FramePlan,
     FrameStream,
     VideoDecodeError,
+    luma_plane,
     uniform_indices,
 )
 from media_pipeline.metrics.registry import available_metrics, get_metric, take_rows
-from media_pipeline.metrics.scoring import pick_device, score_video
+from media_pipeline.metrics.scoring import keep_freed_memory, pick_device, score_video
 from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, ffmpeg_luma, make_clip
 
 RNG = np.random.default_rng(0)
@@ -282,6 +285,17 @@ def test_full_range_and_10_bit_video_are_read_in_their_range(
     assert report.values["contrast"] == 0.0
 
 
+def test_the_range_flag_of_a_plain_yuv_frame_decides_its_luma_range():
+    # given: one yuv420p frame (Y = 100 everywhere), first unflagged, then flagged full range
+    frame = av.VideoFrame.from_ndarray(np.full((72, 64), 100, np.uint8), format="yuv420p")
+    luma, luma_range = luma_plane(frame)
+    assert luma.shape == (48, 64) and (luma == 100).all() and luma_range == LIMITED_RANGE
+    # when
+    frame.color_range = 2  # AVCOL_RANGE_JPEG, as decoders mark full-range yuv420p
+    # then
+    assert luma_plane(frame)[1] == FULL_RANGE
+
+
 def test_a_gif_is_scored_from_its_palette_frames(tmp_path):
     # given: a GIF (palette frames, no YUV plane), converted to luma by swscale
     path = tmp_path / "clip.gif"
@@ -379,3 +393,9 @@ def test_take_rows_gives_the_rows_asked_for_as_views_where_evenly_spaced():
         taken = take_rows(frames, np.asarray(rows, dtype=np.int64))
         assert taken.tolist() == frames[rows].tolist()
     assert take_rows(frames, np.asarray([1, 3, 5])).data_ptr() == frames[1].data_ptr()
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's allocator only")
+def test_cpu_scoring_asks_glibc_to_keep_freed_memory():
+    # mallopt answers 0 for a setting it refuses (an unknown parameter, a value too large)
+    assert keep_freed_memory() is True
