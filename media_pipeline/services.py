@@ -169,72 +169,122 @@ def stimuli_enqueue_scoring(stimulus_ids: Iterable[int]) -> list[int]:
 
 
 def score_job_run(*, job_id: int) -> None:
-    """Score one video with every available metric not yet stored at its version.
+    """Score the job's video, together with up to MOSAIC_SCORE_BATCH - 1 other queued score
+    jobs (oldest first), in one decoding pass over the batch: the decoder goes on to the
+    next video while the metrics of the last one finish. The other jobs' own messages,
+    delivered later, find them done.
 
     Idempotent per (video, metric, version): stored scores are skipped, so a redelivered
     task only computes what is missing. Metrics whose weights are absent are recorded
-    as unavailable in the job's result with the reason.
+    as unavailable in the job's result with the reason; a video that cannot be decoded
+    fails its job alone.
     """
     from media_pipeline.metrics import registry
-    from media_pipeline.metrics.scoring import score_video
+    from media_pipeline.metrics.scoring import VideoRequest, score_videos
 
+    jobs = _score_jobs_claim(job_id=job_id, batch=settings.MOSAIC_SCORE_BATCH)
+    if not jobs:
+        return
+    requests = []
+    for job in jobs:
+        stimulus = job.stimulus
+        done = set(MetricScore.objects.filter(stimulus=stimulus).values_list("metric", "version"))
+        wanted = [m.name for m in registry.available_metrics() if (m.name, m.version) not in done]
+        path = Path(settings.MEDIA_ROOT) / (stimulus.rendition.name or stimulus.source_file.name)
+        requests.append(
+            VideoRequest(path=path, prompt=stimulus.prompt or None, metric_names=wanted)
+        )
+    results = score_videos(
+        requests,
+        weights_dir=Path(settings.MOSAIC_WEIGHTS_DIR),
+        weight_sha256=settings.MOSAIC_WEIGHT_SHA256,
+        device=None,
+    )
+    try:
+        for position, job in enumerate(jobs):
+            try:
+                scored = next(results)
+            except Exception as exc:  # the video being scored broke the pass: it fails alone
+                _score_job_fail(job, exc)
+                rest = [j.pk for j in jobs[position + 1 :]]
+                ProcessingJob.objects.filter(pk__in=rest).update(
+                    status=ProcessingJob.Status.QUEUED  # requeue_stale_jobs sends them again
+                )
+                return
+            if scored.error is not None:
+                _score_job_fail(job, scored.error)
+            else:
+                _score_job_store(job, scored.report)
+    finally:
+        results.close()  # stops the decoder thread if this ends early
+
+
+def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
+    """The job (unless it is finished or gone) and up to batch - 1 queued score jobs that
+    no other worker holds, all marked running, in one transaction."""
     with transaction.atomic():
         job = (
-            ProcessingJob.objects.select_for_update()
+            ProcessingJob.objects.select_for_update(of=("self",))
             .select_related("stimulus")
             .filter(pk=job_id)
             .first()
         )
         if job is None or job.status in (ProcessingJob.Status.DONE, ProcessingJob.Status.FAILED):
-            return
-        job.status = ProcessingJob.Status.RUNNING
-        job.attempts += 1
-        job.started_at = timezone.now()
-        job.save(update_fields=["status", "attempts", "started_at"])
-    stimulus = job.stimulus
-    done = set(MetricScore.objects.filter(stimulus=stimulus).values_list("metric", "version"))
-    wanted = [m.name for m in registry.available_metrics() if (m.name, m.version) not in done]
-    path = Path(settings.MEDIA_ROOT) / (stimulus.rendition.name or stimulus.source_file.name)
-    try:
-        report = score_video(
-            path=path,
-            prompt=stimulus.prompt or None,
-            metric_names=wanted,
-            weights_dir=Path(settings.MOSAIC_WEIGHTS_DIR),
-            weight_sha256=settings.MOSAIC_WEIGHT_SHA256,
-            device=None,
+            return []
+        others = list(
+            ProcessingJob.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("stimulus")
+            .filter(kind=ProcessingJob.Kind.SCORE, status=ProcessingJob.Status.QUEUED)
+            .exclude(pk=job_id)
+            .order_by("created_at", "pk")[: max(batch - 1, 0)]
         )
-    except Exception as exc:  # a video the decoder cannot read: recorded, not retried
-        ProcessingJob.objects.filter(pk=job.pk).update(
-            status=ProcessingJob.Status.FAILED, error=str(exc), finished_at=timezone.now()
-        )
-        logger.warning("scoring of stimulus %s failed: %s", stimulus.pk, exc)
-        return
-    versions = {m.name: m.version for m in registry.available_metrics()}
-    MetricScore.objects.bulk_create(
-        [
-            MetricScore(
-                stimulus=stimulus,
-                metric=name,
-                version=versions[name],
-                value=value,
-                device=report.device,
-                runtime_s=report.runtimes.get(name, 0.0),
-            )
-            for name, value in report.values.items()
-        ],
-        ignore_conflicts=True,
-    )
+        jobs = [job, *others]
+        now = timezone.now()
+        for claimed in jobs:
+            claimed.status = ProcessingJob.Status.RUNNING
+            claimed.attempts += 1
+            claimed.started_at = now
+        ProcessingJob.objects.bulk_update(jobs, ["status", "attempts", "started_at"])
+    return jobs
+
+
+def _score_job_fail(job: ProcessingJob, error: Exception) -> None:
+    """A video the decoder cannot read: recorded, not retried."""
     ProcessingJob.objects.filter(pk=job.pk).update(
-        status=ProcessingJob.Status.DONE,
-        progress=1.0,
-        finished_at=timezone.now(),
-        result={
-            "device": report.device,
-            "values": report.values,
-            "unavailable": report.unavailable,
-        },
+        status=ProcessingJob.Status.FAILED, error=str(error), finished_at=timezone.now()
     )
+    logger.warning("scoring of stimulus %s failed: %s", job.stimulus_id, error)
+
+
+def _score_job_store(job: ProcessingJob, report) -> None:
+    from media_pipeline.metrics import registry
+
+    versions = {m.name: m.version for m in registry.available_metrics()}
+    with transaction.atomic():
+        MetricScore.objects.bulk_create(
+            [
+                MetricScore(
+                    stimulus_id=job.stimulus_id,
+                    metric=name,
+                    version=versions[name],
+                    value=value,
+                    device=report.device,
+                    runtime_s=report.runtimes.get(name, 0.0),
+                )
+                for name, value in report.values.items()
+            ],
+            ignore_conflicts=True,
+        )
+        ProcessingJob.objects.filter(pk=job.pk).update(
+            status=ProcessingJob.Status.DONE,
+            progress=1.0,
+            finished_at=timezone.now(),
+            result={
+                "device": report.device,
+                "values": report.values,
+                "unavailable": report.unavailable,
+            },
+        )
 
 
 def requeue_stale_jobs(*, older_than_s: int = 300) -> list[int]:

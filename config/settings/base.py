@@ -162,6 +162,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("MOSAIC_LOG_LEVEL", default="INFO")},
 }
+# score jobs one gpu task takes together (one decoding pass over the batch)
+MOSAIC_SCORE_BATCH = env.int("MOSAIC_SCORE_BATCH", default=8)
 MOSAIC_TRANSCODE_TIMEOUT_S = env.int("MOSAIC_TRANSCODE_TIMEOUT_S", default=25 * 60)
 MOSAIC_LOGIN_MAX_FAILURES = env.int("MOSAIC_LOGIN_MAX_FAILURES", default=5)
 MOSAIC_LOGIN_LOCKOUT_S = env.int("MOSAIC_LOGIN_LOCKOUT_S", default=15 * 60)

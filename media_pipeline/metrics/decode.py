@@ -6,7 +6,8 @@ and hands them on in chunks of consecutive frames, so a long or large video neve
 whole in memory and the compute device gets batches. Nothing is written to disk.
 Decoding runs in a thread of its own, a few chunks ahead of the metrics (FFmpeg and torch
 both release the GIL), so the metrics of one chunk are computed while the next one
-decodes.
+decodes; `decode_in_turn` carries that across a batch of videos, so the decoder goes on
+to the next video while the metrics of the last chunks of one finish.
 
 Luma is the coded Y plane itself, as ITU-T P.910 defines SI/TI and as the ITU's
 siti-tools reads it: 8-bit code values, copied out of the decoder's frame with no colour
@@ -181,6 +182,38 @@ class FrameStream:
                 yield chunk.build()
         if self.frames_decoded == 0:
             raise VideoDecodeError(f"no frame could be decoded from {self.path.name}")
+
+
+@dataclass(frozen=True)
+class VideoEnd:
+    """The end of one video in `decode_in_turn`: how many frames it had, or why it could
+    not be decoded (then it yielded no chunk)."""
+
+    frames_decoded: int
+    error: VideoDecodeError | None = None
+
+
+def decode_in_turn(
+    streams: Iterable[FrameStream], *, ahead: int = 2
+) -> Iterator[tuple[FrameStream, DecodedChunk | VideoEnd]]:
+    """Decodes the videos one after another in one background thread, at most `ahead`
+    chunks in advance of the consumer, across video boundaries: (stream, chunk) for each
+    chunk, then (stream, VideoEnd). The decoder never waits for the metrics of a video's
+    last chunks (nor for the checkpoint models that run after its pass): the work is the
+    same as decoding the videos one by one, without the pauses between them. A video
+    that cannot be decoded ends with its error and the next one goes on."""
+
+    def each_video() -> Iterator[tuple[FrameStream, DecodedChunk | VideoEnd]]:
+        for stream in streams:
+            try:
+                for chunk in stream._decode():
+                    yield stream, chunk
+            except VideoDecodeError as exc:
+                yield stream, VideoEnd(stream.frames_decoded, exc)
+            else:
+                yield stream, VideoEnd(stream.frames_decoded)
+
+    return _in_background(each_video(), depth=ahead)
 
 
 @dataclass

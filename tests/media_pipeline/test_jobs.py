@@ -14,7 +14,7 @@ from annotation.models import Stimulus
 from annotation.services.study_import import study_import_manifest
 from media_pipeline.ffmpeg.synth import make_clip
 from media_pipeline.models import MetricScore, ProcessingJob
-from media_pipeline.services import stimuli_enqueue_processing
+from media_pipeline.services import score_job_run, stimuli_enqueue_processing
 from tests import celery_worker
 from tests.factories import make_study
 
@@ -149,6 +149,55 @@ def test_a_worker_killed_mid_transcode_finishes_after_restart(tmp_path, worker_l
         f"{stimulus.checksum}.mp4",
     ]
     assert stimulus.frame_count == 120 and stimulus.status == "ready"
+
+
+@pytest.mark.django_db
+def test_a_score_job_takes_queued_ones_along_and_a_broken_video_fails_alone(
+    clips, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    # given: three processed videos, scores gone, three queued score jobs (oldest first);
+    # the second video's rendition has been damaged since it was transcoded
+    study = make_study()
+    names = ["square.mp4", "slow.mp4", "fast.mp4"]
+    manifest = manifest_of(tmp_path, [clips[name] for name in names])
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    videos = [Stimulus.objects.get(original_name=name) for name in names]
+    MetricScore.objects.all().delete()
+    jobs = [ProcessingJob.objects.create(stimulus=v, kind="score") for v in videos]
+    (Path(settings.MEDIA_ROOT) / videos[1].rendition.name).write_bytes(b"not a video")
+    settings.MOSAIC_SCORE_BATCH = 3
+    # when: the last job's task runs first
+    score_job_run(job_id=jobs[2].pk)
+    # then: all three were taken in one pass; the damaged one failed, the others are scored
+    for job in jobs:
+        job.refresh_from_db()
+    assert [(j.status, j.attempts) for j in jobs] == [("done", 1), ("failed", 1), ("done", 1)]
+    assert jobs[1].error.startswith("not a video: ")
+    assert MetricScore.objects.filter(stimulus=videos[0], metric="si").exists()
+    assert MetricScore.objects.filter(stimulus=videos[2], metric="si").exists()
+    assert not MetricScore.objects.filter(stimulus=videos[1]).exists()
+    # when: the other jobs' own messages arrive: nothing is scored twice
+    stored = MetricScore.objects.count()
+    score_job_run(job_id=jobs[0].pk)
+    score_job_run(job_id=jobs[1].pk)
+    assert MetricScore.objects.count() == stored
+    assert [ProcessingJob.objects.get(pk=j.pk).attempts for j in jobs] == [1, 1, 1]
+
+
+@pytest.mark.django_db
+def test_a_score_job_takes_at_most_the_batch_size(
+    clips, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["square.mp4"], clips["slow.mp4"]])
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    MetricScore.objects.all().delete()
+    jobs = [ProcessingJob.objects.create(stimulus=v, kind="score") for v in Stimulus.objects.all()]
+    settings.MOSAIC_SCORE_BATCH = 1
+    score_job_run(job_id=jobs[1].pk)
+    assert [ProcessingJob.objects.get(pk=j.pk).status for j in jobs] == ["queued", "done"]
 
 
 @pytest.mark.django_db

@@ -25,7 +25,13 @@ from media_pipeline.metrics.decode import (
     uniform_indices,
 )
 from media_pipeline.metrics.registry import available_metrics, get_metric, take_rows
-from media_pipeline.metrics.scoring import keep_freed_memory, pick_device, score_video
+from media_pipeline.metrics.scoring import (
+    VideoRequest,
+    keep_freed_memory,
+    pick_device,
+    score_video,
+    score_videos,
+)
 from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, ffmpeg_luma, make_clip
 
 RNG = np.random.default_rng(0)
@@ -183,6 +189,55 @@ def test_a_decoding_error_reaches_the_caller_and_an_early_stop_ends_the_decoder(
     chunks = iter(stream)
     next(chunks)
     chunks.close()
+    assert not decoder_threads()
+
+
+def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(videos, tmp_path):
+    # given: two videos with different metric selections and a file that is not a video
+    not_a_video = tmp_path / "notes.mp4"
+    not_a_video.write_text("hello")
+    requests = [
+        VideoRequest(path=videos["moving"], metric_names=["si", "ti", "flicker"]),
+        VideoRequest(path=not_a_video, metric_names=["brightness"]),
+        VideoRequest(path=videos["one_frame"], metric_names=["brightness", "ti"]),
+        VideoRequest(path=videos["moving"], metric_names=["clip_score"]),  # no prompt
+        VideoRequest(path=videos["moving"], metric_names=WEIGHT_FREE),
+    ]
+    # when: one decoding pass over the batch
+    results = list(score_videos(requests, device="cpu", batch_size=4))
+    # then: one outcome per request, in order, each equal to scoring the video alone
+    assert [r.request for r in results] == requests
+    for request, result in zip(requests, results, strict=True):
+        if request.path == not_a_video:
+            assert result.report is None
+            assert isinstance(result.error, VideoDecodeError)
+            assert "not a video: notes.mp4" in str(result.error)
+            continue
+        alone = score_video(
+            path=request.path, metric_names=request.metric_names, device="cpu", batch_size=4
+        )
+        assert result.error is None
+        assert result.report.values == alone.values
+        assert result.report.unavailable == alone.unavailable
+        assert result.report.frames_decoded == alone.frames_decoded
+    assert results[2].report.unavailable == {"ti": "needs at least 2 frames, the video has 1"}
+    assert results[3].report.values == {} and results[3].report.frames_decoded == 0
+    assert not decoder_threads()
+
+
+def test_a_batch_left_early_stops_its_decoder(videos):
+    requests = [VideoRequest(path=videos["moving"], metric_names=["si_p910"])] * 3
+    results = score_videos(requests, device="cpu", batch_size=2)
+    first = next(results)
+    assert first.report.frames_decoded == 50 and decoder_threads()
+    results.close()
+    assert not decoder_threads()
+
+
+def test_an_unknown_metric_in_a_batch_is_refused_before_decoding(videos):
+    requests = [VideoRequest(path=videos["moving"]), VideoRequest(videos["moving"], None, ["x"])]
+    with pytest.raises(KeyError, match="unknown metric 'x'"):
+        next(score_videos(requests, device="cpu"))
     assert not decoder_threads()
 
 
