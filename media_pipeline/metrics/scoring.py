@@ -1,9 +1,11 @@
 """Scoring videos: one decode pass, every selected metric, on the chosen device.
 
-Content metrics run chunk by chunk while the video decodes; the frame views of the
-checkpoint metrics (8 uniform frames for CLIP, every frame at 224 for DINO) are gathered
-from the same chunks and scored after the pass. A checkpoint metric whose weights are
-missing or wrong is reported unavailable with the reason; the others still run.
+A batch of videos (`score_videos`) is decoded in turn by one thread that runs ahead of
+the metrics across video boundaries; `score_video` is a batch of one. Content metrics run
+chunk by chunk while the video decodes; the frame views of the checkpoint metrics (8
+uniform frames for CLIP, every frame at 224 for DINO) are gathered from the same chunks
+and scored after the pass. A checkpoint metric whose weights are missing or wrong is
+reported unavailable with the reason; the others still run.
 """
 
 from __future__ import annotations
