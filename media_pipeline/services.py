@@ -185,10 +185,14 @@ def score_job_run(*, job_id: int) -> None:
     jobs = _score_jobs_claim(job_id=job_id, batch=settings.MOSAIC_SCORE_BATCH)
     if not jobs:
         return
+    stored: dict[int, set[tuple[str, str]]] = {job.stimulus_id: set() for job in jobs}
+    for stimulus_id, metric, version in MetricScore.objects.filter(
+        stimulus_id__in=stored
+    ).values_list("stimulus_id", "metric", "version"):
+        stored[stimulus_id].add((metric, version))
     requests = []
     for job in jobs:
-        stimulus = job.stimulus
-        done = set(MetricScore.objects.filter(stimulus=stimulus).values_list("metric", "version"))
+        stimulus, done = job.stimulus, stored[job.stimulus_id]
         wanted = [m.name for m in registry.available_metrics() if (m.name, m.version) not in done]
         path = Path(settings.MEDIA_ROOT) / (stimulus.rendition.name or stimulus.source_file.name)
         requests.append(
@@ -249,7 +253,7 @@ def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
 
 
 def _score_job_fail(job: ProcessingJob, error: Exception) -> None:
-    """A video the decoder cannot read: recorded, not retried."""
+    """A video that cannot be decoded or scored: recorded, not retried."""
     ProcessingJob.objects.filter(pk=job.pk).update(
         status=ProcessingJob.Status.FAILED, error=str(error), finished_at=timezone.now()
     )

@@ -186,6 +186,42 @@ def test_a_score_job_takes_queued_ones_along_and_a_broken_video_fails_alone(
 
 
 @pytest.mark.django_db
+def test_a_pass_that_breaks_fails_its_video_and_puts_the_rest_back_in_the_queue(
+    clips, tmp_path, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    # given: three queued score jobs; the pass breaks while scoring the second video
+    from media_pipeline.metrics import scoring
+
+    study = make_study()
+    names = ["square.mp4", "slow.mp4", "fast.mp4"]
+    manifest = manifest_of(tmp_path, [clips[name] for name in names])
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    MetricScore.objects.all().delete()
+    videos = [Stimulus.objects.get(original_name=name) for name in names]
+    jobs = [ProcessingJob.objects.create(stimulus=v, kind="score") for v in videos]
+    real = scoring.score_videos
+
+    def breaks_at_the_second(requests, **options):
+        results = real(requests, **options)
+        yield next(results)
+        results.close()
+        raise RuntimeError("out of GPU memory")
+
+    monkeypatch.setattr(scoring, "score_videos", breaks_at_the_second)
+    settings.MOSAIC_SCORE_BATCH = 3
+    # when
+    score_job_run(job_id=jobs[0].pk)
+    # then: the first is stored, the second failed with the reason, the third waits again
+    for job in jobs:
+        job.refresh_from_db()
+    assert [j.status for j in jobs] == ["done", "failed", "queued"]
+    assert jobs[1].error == "out of GPU memory"
+    assert MetricScore.objects.filter(stimulus=videos[0], metric="si").exists()
+    assert not MetricScore.objects.filter(stimulus__in=videos[1:]).exists()
+
+
+@pytest.mark.django_db
 def test_a_score_job_takes_at_most_the_batch_size(
     clips, tmp_path, settings, django_capture_on_commit_callbacks
 ):
