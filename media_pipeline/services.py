@@ -170,14 +170,14 @@ def stimuli_enqueue_scoring(stimulus_ids: Iterable[int]) -> list[int]:
 
 def score_job_run(*, job_id: int) -> None:
     """Score the job's video, together with up to MOSAIC_SCORE_BATCH - 1 other queued score
-    jobs (oldest first), in one decoding pass over the batch: the decoder goes on to the
-    next video while the metrics of the last one finish. The other jobs' own messages,
-    delivered later, find them done.
+    jobs (oldest first), in one pass over the batch: videos are decoded side by side, each
+    decoder going on to the next video while the metrics of the last one finish. The other
+    jobs' own messages, delivered later, find them done.
 
     Idempotent per (video, metric, version): stored scores are skipped, so a redelivered
     task only computes what is missing. Metrics whose weights are absent are recorded
-    as unavailable in the job's result with the reason; a video that cannot be decoded
-    fails its job alone.
+    as unavailable in the job's result with the reason; a video that cannot be decoded, or
+    whose metrics fail, fails its job alone.
     """
     from media_pipeline.metrics import registry
     from media_pipeline.metrics.scoring import VideoRequest, score_videos

@@ -1,45 +1,34 @@
 """Scoring videos: one decode pass, every selected metric, on the chosen device.
 
-A batch of videos (`score_videos`) is decoded in turn by one thread that runs ahead of
-the metrics across video boundaries; `score_video` is a batch of one. Content metrics run
-chunk by chunk while the video decodes; the frame views of the checkpoint metrics (8
-uniform frames for CLIP, every frame at 224 for DINO) are gathered from the same chunks
-and scored after the pass. A checkpoint metric whose weights are missing or wrong is
-reported unavailable with the reason; the others still run.
+A batch of videos (`score_videos`) is decoded by a few threads side by side, each taking
+the next video when done with one, ahead of the metrics; each video's chunks go to its
+own `VideoPass` (video_pass.py) as they arrive, so the passes of videos decoded at the
+same time are interleaved. `score_video` is a batch of one. A checkpoint metric whose
+weights are missing or wrong is reported unavailable with the reason; the others still
+run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
+import logging
+import os
 import platform
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from media_pipeline.metrics import content, preprocess
 from media_pipeline.metrics.checkpoints import load_group
-from media_pipeline.metrics.decode import (
-    DecodedChunk,
-    FramePlan,
-    FrameStream,
-    VideoDecodeError,
-    VideoEnd,
-    decode_in_turn,
-)
-from media_pipeline.metrics.registry import (
-    ContentChunk,
-    Metric,
-    available_metrics,
-    get_metric,
-    take_rows,
-)
+from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, decode_videos
+from media_pipeline.metrics.registry import Metric, available_metrics, get_metric
+from media_pipeline.metrics.video_pass import VideoPass
 from media_pipeline.metrics.weights import WeightsUnavailable, verified_files
+
+logger = logging.getLogger(__name__)
 
 # Frames per batch: CUDA wants large batches; on CPU a few frames keep every operation's
 # data in the core's cache (bench/metrics.py: 4 frames run the full set 1.9x faster than 32).
@@ -48,10 +37,6 @@ DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 32}
 
 def default_batch_size(device: str) -> int:
     return DEFAULT_BATCH_SIZE["cuda" if device.startswith("cuda") else "cpu"]
-
-
-# fewest per-frame values a metric needs (TI: one frame pair; flicker: a second difference)
-MIN_FRAMES = {"ti": 2, "ti_p910": 2, "motion": 2, "flicker": 3, "subject_consistency": 2}
 
 
 @dataclass(frozen=True)
@@ -87,24 +72,6 @@ def keep_freed_memory() -> bool:
     )
 
 
-@contextlib.contextmanager
-def _intra_op_threads(count: int | None):
-    """torch's CPU threads set to `count` inside (None: unchanged). While a video decodes,
-    FFmpeg's frame threads want cores too: half of torch's threads for the metrics, half
-    left to the decoder. On 2 cores, one compute thread beside the decoder ran GAIA's six
-    features 1.4x faster than two (bench/metrics.py). The checkpoint models run after the
-    pass with the process's setting."""
-    if count is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def pick_device(device: str | None) -> str:
     """`device` as given, else CUDA when present; asking for CUDA without one is an error."""
     if device is None:
@@ -120,42 +87,6 @@ def _select(metric_names: Sequence[str] | None) -> list[Metric]:
     return [get_metric(name) for name in dict.fromkeys(metric_names)]
 
 
-class _Clock:
-    """Per-metric compute time. On CUDA each call is bracketed by timing events instead of
-    a synchronisation, so measuring does not stall the queue of kernels; the times are
-    read once, at the end."""
-
-    def __init__(self, device: str) -> None:
-        self.cuda = device.startswith("cuda")
-        self._seconds: dict[str, float] = {}
-        self._events: list[tuple[str, torch.cuda.Event, torch.cuda.Event]] = []
-
-    def timed(self, name: str, fn, *args, **kwargs):
-        if self.cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            result = fn(*args, **kwargs)
-            end.record()
-            self._events.append((name, start, end))
-            return result
-        started = time.perf_counter()
-        result = fn(*args, **kwargs)
-        self.add(name, time.perf_counter() - started)
-        return result
-
-    def add(self, name: str, seconds: float) -> None:
-        self._seconds[name] = self._seconds.get(name, 0.0) + seconds
-
-    @property
-    def times(self) -> dict[str, float]:
-        if self._events:
-            torch.cuda.synchronize()
-            for name, start, end in self._events:
-                self.add(name, start.elapsed_time(end) / 1000)
-            self._events.clear()
-        return self._seconds
-
-
 @dataclass(frozen=True)
 class VideoRequest:
     """One video to score: its file, its prompt (for CLIPScore) and the metrics wanted
@@ -169,11 +100,11 @@ class VideoRequest:
 @dataclass(frozen=True)
 class ScoredVideo:
     """The outcome for one request: its report, or the error that kept it from being
-    decoded (`VideoDecodeError`)."""
+    scored (`VideoDecodeError` for a file that is not a video)."""
 
     request: VideoRequest
     report: ScoreReport | None = None
-    error: VideoDecodeError | None = None
+    error: Exception | None = None
 
 
 def score_video(
@@ -204,6 +135,17 @@ def score_video(
     return scored.report
 
 
+def default_decoders() -> int:
+    """Videos a batch decodes at once: one per core, at most 4 (each holds a few chunks
+    of frames; 4 side by side keep 16 cores busy at 4 FFmpeg threads each)."""
+    return max(1, min(4, cores()))
+
+
+def cores() -> int:
+    """CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def score_videos(
     requests: Sequence[VideoRequest],
     *,
@@ -211,11 +153,12 @@ def score_videos(
     device: str | None = None,
     batch_size: int | None = None,
     weight_sha256: Mapping[str, str] | None = None,
+    decoders: int | None = None,
 ) -> Iterator[ScoredVideo]:
     """Scores a batch of videos, yielding one ScoredVideo per request, in order, as each
-    is done. One decoder thread walks the videos in turn and runs ahead of the metrics
-    across video boundaries, so it never pauses while the last chunks of a video (and its
-    checkpoint models) are computed. A video that cannot be decoded is yielded with its
+    is done. `decoders` threads (default `default_decoders()`) decode videos side by side,
+    the cores shared out among them, ahead of the metrics; each decoded chunk is scored as
+    it arrives. A video that cannot be decoded, or whose metrics fail, is yielded with its
     error and the others go on.
 
     Raises KeyError for an unknown metric name (before anything is decoded).
@@ -226,51 +169,85 @@ def score_videos(
     batch_size = batch_size or default_batch_size(device)
     selections = [_select(request.metric_names) for request in requests]
     models = _Models(weights_dir=weights_dir, pins=weight_sha256, device=device)
-    passes: list[tuple[FrameStream | None, list[Metric], dict[str, str]]] = []
-    for request, metrics in zip(requests, selections, strict=True):
+    outcomes: list[ScoredVideo | None] = [None] * len(requests)
+    videos: dict[FrameStream, _Video] = {}
+    for position, (request, metrics) in enumerate(zip(requests, selections, strict=True)):
         runnable, unavailable = models.split(metrics, prompt=request.prompt)
+        if not runnable:
+            report = ScoreReport({}, unavailable, device, {}, 0, batch_size=batch_size)
+            outcomes[position] = ScoredVideo(request, report)
+            continue
         plan = FramePlan.for_samplings(m.sampling for m in runnable)
-        stream = (
-            FrameStream(path=Path(request.path), plan=plan, chunk_size=batch_size)
-            if runnable
-            else None
+        stream = FrameStream(path=Path(request.path), plan=plan, chunk_size=batch_size)
+        metric_pass = VideoPass(
+            metrics=runnable,
+            scorers=models.scorers,
+            prompt=request.prompt,
+            device=device,
+            batch_size=batch_size,
+            every_kth=plan.every_kth,
         )
-        passes.append((stream, runnable, unavailable))
-    events = decode_in_turn(stream for stream, _, _ in passes if stream is not None)
+        videos[stream] = _Video(position, request, runnable, unavailable, metric_pass)
+    decoders = max(1, min(decoders or default_decoders(), len(videos)))
+    for stream in videos:  # the cores shared out; one decoder: FFmpeg's own choice
+        stream.threads = 0 if decoders == 1 else max(1, cores() // decoders)
+    events = decode_videos(list(videos), decoders=decoders)
     try:
-        for request, (stream, runnable, unavailable) in zip(requests, passes, strict=True):
-            clock = _Clock(device)
-            if stream is None:
-                report = ScoreReport({}, unavailable, device, {}, 0, batch_size=batch_size)
-                yield ScoredVideo(request, report)
-                continue
-            video = _VideoPass(
-                metrics=runnable,
-                scorers=models.scorers,
-                prompt=request.prompt,
-                device=device,
-                batch_size=batch_size,
-                clock=clock,
-                every_kth=stream.plan.every_kth,
-            )
-            end, decode_s = video.consume(events, stream)
-            if end.error is not None:
-                yield ScoredVideo(request, error=end.error)
-                continue
-            values = video.finish(frames_decoded=end.frames_decoded, unavailable=unavailable)
-            times = clock.times
-            report = ScoreReport(
-                values=values,
-                unavailable=unavailable,
-                device=device,
-                runtimes={m.name: times.get(m.name, 0.0) for m in runnable if m.name in values},
-                frames_decoded=end.frames_decoded,
-                decode_s=decode_s,
-                batch_size=batch_size,
-            )
-            yield ScoredVideo(request, report)
+        for position in range(len(requests)):
+            while outcomes[position] is None:
+                started = time.perf_counter()
+                stream, item = next(events)
+                video = videos[stream]
+                video.decode_s += time.perf_counter() - started
+                if video.metric_pass is not None:  # else its metrics failed: skip the rest
+                    outcomes[video.position] = video.take(item, stream)
+            yield outcomes[position]
     finally:
-        events.close()  # stops the decoder thread when the caller breaks off
+        events.close()  # stops the decoder threads when the caller breaks off
+
+
+@dataclass
+class _Video:
+    """One request of a batch while it is being scored."""
+
+    position: int
+    request: VideoRequest
+    runnable: list[Metric]
+    unavailable: dict[str, str]
+    metric_pass: VideoPass | None  # None once done
+    decode_s: float = 0.0
+
+    def take(self, item, stream: FrameStream) -> ScoredVideo | None:
+        """Feeds a decoded chunk to the metrics (None: not done yet), or at the video's end
+        returns its outcome. A failure of its metrics is its outcome, logged; once done,
+        its frames are let go and later chunks of it are not taken."""
+        try:
+            if not isinstance(item, VideoEnd):
+                self.metric_pass.feed(item, uniform=stream.uniform)
+                return None
+            if item.error is not None:
+                outcome = ScoredVideo(self.request, error=item.error)
+            else:
+                outcome = ScoredVideo(self.request, self._report(item.frames_decoded))
+        except Exception as exc:
+            logger.exception("scoring %s failed", self.request.path)
+            outcome = ScoredVideo(self.request, error=exc)
+        self.metric_pass = None
+        return outcome
+
+    def _report(self, frames_decoded: int) -> ScoreReport:
+        metric_pass = self.metric_pass
+        values = metric_pass.finish(frames_decoded=frames_decoded, unavailable=self.unavailable)
+        times = metric_pass.clock.times
+        return ScoreReport(
+            values=values,
+            unavailable=self.unavailable,
+            device=metric_pass.device,
+            runtimes={m.name: times.get(m.name, 0.0) for m in self.runnable if m.name in values},
+            frames_decoded=frames_decoded,
+            decode_s=self.decode_s,
+            batch_size=metric_pass.batch_size,
+        )
 
 
 class _Models:
@@ -308,111 +285,3 @@ class _Models:
             self.scorers[metric.group] = load_group(metric.group, files, device=self.device)
         except WeightsUnavailable as exc:
             self.errors[metric.group] = str(exc)
-
-
-class _VideoPass:
-    """The metrics of one video, fed its decoded chunks in order: content metrics chunk by
-    chunk, the checkpoint metrics' frame views gathered for `finish`."""
-
-    def __init__(self, *, metrics, scorers, prompt, device, batch_size, clock, every_kth):
-        self.content_metrics = [m for m in metrics if m.per_chunk is not None]
-        self.groups = {m.group for m in metrics if m.group}
-        self.selected = {m.name for m in metrics}
-        self.scorers, self.prompt, self.device = scorers, prompt, device
-        self.batch_size, self.clock, self.every_kth = batch_size, clock, every_kth
-        self.per_frame: dict[str, list[torch.Tensor]] = {m.name: [] for m in self.content_metrics}
-        self.clip_frames: list[torch.Tensor] = []
-        self.dino_frames: list[torch.Tensor] = []
-        self.carry: tuple[torch.Tensor, int, content.LumaRange] | None = None
-
-    def consume(self, events, stream: FrameStream) -> tuple[VideoEnd, float]:
-        """Feeds this video's chunks from the batch's decode events up to its end; returns
-        the end and the seconds spent waiting for decoded frames."""
-        decode_s = 0.0
-        on_cpu = self.device == "cpu"
-        beside_decoder = max(1, torch.get_num_threads() // 2) if on_cpu else None
-        with torch.inference_mode(), _intra_op_threads(beside_decoder):
-            while True:
-                started = time.perf_counter()
-                source, item = next(events)
-                decode_s += time.perf_counter() - started
-                assert source is stream, "decode events out of order"
-                if isinstance(item, VideoEnd):
-                    return item, decode_s
-                self._feed(item, uniform=stream.uniform)
-
-    def _feed(self, decoded: DecodedChunk, *, uniform: list[int]) -> None:
-        clock, device = self.clock, self.device
-        rgb = torch.from_numpy(decoded.rgb).to(device)
-        if self.content_metrics:
-            carry = self.carry
-            follows = carry is not None and carry[2] == decoded.luma_range
-            chunk = ContentChunk(
-                luma=torch.from_numpy(decoded.luma).to(device),
-                # frame numbers stay on the host: masks need no device sync
-                index=torch.from_numpy(decoded.index),
-                luma_range=decoded.luma_range,
-                every_kth=self.every_kth,
-                rgb=rgb,
-                rgb_index=torch.from_numpy(decoded.rgb_index),
-                carry_luma=carry[0] if follows else None,
-                carry_index=carry[1] if follows else -2,
-            )
-            for metric in self.content_metrics:
-                self.per_frame[metric.name].append(
-                    clock.timed(metric.name, metric.per_chunk, chunk)
-                )
-            self.carry = (chunk.luma[-1], int(decoded.index[-1]), decoded.luma_range)
-        if "clip" in self.groups:
-            rows = np.isin(decoded.rgb_index, uniform).nonzero()[0]
-            self.clip_frames.append(take_rows(rgb, rows))
-        if "dino" in self.groups:
-            self.dino_frames.append(clock.timed("subject_consistency", preprocess.dino_resize, rgb))
-
-    def finish(self, *, frames_decoded: int, unavailable: dict[str, str]) -> dict[str, float]:
-        """Reduces the content metrics' per-frame values and runs the checkpoint models."""
-        clock, batch_size = self.clock, self.batch_size
-        values: dict[str, float] = {}
-        with torch.inference_mode():
-            for metric in self.content_metrics:
-                joined = torch.cat(self.per_frame[metric.name])
-                fewest = 1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)
-                if joined.numel() < fewest:
-                    unavailable[metric.name] = (
-                        f"needs at least {MIN_FRAMES.get(metric.name, 1)} frames, "
-                        f"the video has {frames_decoded}"
-                    )
-                    continue
-                if metric.reduce == "clip":  # flicker: a whole-clip statistic of frame means
-                    value = clock.timed(metric.name, content.flicker, joined)
-                elif metric.reduce == "max":
-                    value = joined.max()
-                else:
-                    value = joined.mean()
-                values[metric.name] = float(value)
-            if "clip" in self.groups:
-                frames = torch.cat(self.clip_frames)
-                result = clock.timed(
-                    "clip_cosine",
-                    self.scorers["clip"].scores,
-                    frames,
-                    self.prompt,
-                    batch_size=batch_size,
-                )
-                clock.add("clip_score", clock.times["clip_cosine"])  # one shared model run
-                values.update({k: v for k, v in result.items() if k in self.selected})
-            if "dino" in self.groups:
-                if frames_decoded < 2:
-                    unavailable["subject_consistency"] = "needs at least 2 frames"
-                else:
-                    dino = self.scorers["dino"]
-                    features = torch.cat(
-                        [
-                            clock.timed("subject_consistency", dino.features, batch)
-                            for frames in self.dino_frames
-                            if frames.numel()
-                            for batch in frames.split(batch_size)
-                        ]
-                    )
-                    values["subject_consistency"] = dino.consistency(features)
-        return values

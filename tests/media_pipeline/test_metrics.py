@@ -21,6 +21,8 @@ from media_pipeline.metrics.decode import (
     FramePlan,
     FrameStream,
     VideoDecodeError,
+    VideoEnd,
+    decode_videos,
     luma_plane,
     uniform_indices,
 )
@@ -192,7 +194,10 @@ def test_a_decoding_error_reaches_the_caller_and_an_early_stop_ends_the_decoder(
     assert not decoder_threads()
 
 
-def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(videos, tmp_path):
+@pytest.mark.parametrize("decoders", [1, 3])
+def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(
+    videos, tmp_path, decoders
+):
     # given: two videos with different metric selections and a file that is not a video
     not_a_video = tmp_path / "notes.mp4"
     not_a_video.write_text("hello")
@@ -203,8 +208,8 @@ def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(videos,
         VideoRequest(path=videos["moving"], metric_names=["clip_score"]),  # no prompt
         VideoRequest(path=videos["moving"], metric_names=WEIGHT_FREE),
     ]
-    # when: one decoding pass over the batch
-    results = list(score_videos(requests, device="cpu", batch_size=4))
+    # when: one decoding pass over the batch, videos decoded side by side
+    results = list(score_videos(requests, device="cpu", batch_size=4, decoders=decoders))
     # then: one outcome per request, in order, each equal to scoring the video alone
     assert [r.request for r in results] == requests
     for request, result in zip(requests, results, strict=True):
@@ -225,12 +230,63 @@ def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(videos,
     assert not decoder_threads()
 
 
-def test_a_batch_left_early_stops_its_decoder(videos):
-    requests = [VideoRequest(path=videos["moving"], metric_names=["si_p910"])] * 3
-    results = score_videos(requests, device="cpu", batch_size=2)
+@pytest.mark.parametrize("decoders", [1, 2])
+def test_a_batch_left_early_stops_its_decoders(videos, decoders):
+    requests = [VideoRequest(path=videos["moving"], metric_names=["si_p910"])] * 4
+    results = score_videos(requests, device="cpu", batch_size=2, decoders=decoders)
     first = next(results)
-    assert first.report.frames_decoded == 50 and decoder_threads()
+    assert first.report.frames_decoded == 50 and len(decoder_threads()) == decoders
     results.close()
+    assert not decoder_threads()
+
+
+def test_videos_decoded_side_by_side_each_come_whole_and_in_order(videos, tmp_path):
+    # given: four videos of different lengths, one of them broken, for three decoders
+    not_a_video = tmp_path / "notes.mp4"
+    not_a_video.write_text("hello")
+    paths = [videos["moving"], not_a_video, videos["one_frame"], videos["moving"]]
+    plan = FramePlan(every_kth=8, with_previous=True, rgb_sampled=True)
+    streams = [FrameStream(path=path, plan=plan, chunk_size=3, threads=1) for path in paths]
+    # when
+    events = list(decode_videos(streams, decoders=3, ahead=1))
+    # then: each video's chunks in order, as it decodes alone, then its end
+    for path, stream in zip(paths, streams, strict=True):
+        own = [item for source, item in events if source is stream]
+        *chunks, end = own
+        assert isinstance(end, VideoEnd)
+        if path == not_a_video:
+            assert chunks == [] and isinstance(end.error, VideoDecodeError)
+            continue
+        alone = list(FrameStream(path=path, plan=plan, chunk_size=3, ahead=0))
+        assert [c.index.tolist() for c in chunks] == [c.index.tolist() for c in alone]
+        assert all(np.array_equal(a.luma, b.luma) for a, b in zip(chunks, alone, strict=True))
+        assert end.error is None and end.frames_decoded == alone_frames(path)
+    assert not decoder_threads()
+
+
+def alone_frames(path) -> int:
+    stream = FrameStream(path=path, plan=FramePlan(), ahead=0)
+    list(stream)
+    return stream.frames_decoded
+
+
+def test_a_video_whose_metrics_fail_fails_alone_and_is_logged(videos, monkeypatch, caplog):
+    # given: flicker breaks (the only metric asking for it is the second video's)
+    def broken(mean_luma):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(content, "flicker", broken)
+    requests = [
+        VideoRequest(path=videos["moving"], metric_names=["si"]),
+        VideoRequest(path=videos["moving"], metric_names=["si", "flicker"]),
+        VideoRequest(path=videos["moving"], metric_names=["ti"]),
+    ]
+    # when
+    results = list(score_videos(requests, device="cpu", batch_size=4, decoders=2))
+    # then: the second has its error; the others are scored
+    assert str(results[1].error) == "out of memory" and results[1].report is None
+    assert set(results[0].report.values) == {"si"} and set(results[2].report.values) == {"ti"}
+    assert "scoring" in caplog.text and "moving.mp4 failed" in caplog.text
     assert not decoder_threads()
 
 
