@@ -40,10 +40,10 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from media_pipeline.ffmpeg.transcode import ENCODER  # noqa: E402
+from media_pipeline.metrics.decode import cores  # noqa: E402
 from media_pipeline.metrics.registry import available_metrics  # noqa: E402
 from media_pipeline.metrics.scoring import (  # noqa: E402
     VideoRequest,
-    cores,
     default_batch_size,
     default_decoders,
     pick_device,

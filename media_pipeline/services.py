@@ -208,7 +208,8 @@ def score_job_run(*, job_id: int) -> None:
         for position, job in enumerate(jobs):
             try:
                 scored = next(results)
-            except Exception as exc:  # the video being scored broke the pass: it fails alone
+            except Exception as exc:  # the batch's pass itself broke (one video's failure
+                # comes as its scored.error): the job waited on fails with the reason
                 _score_job_fail(job, exc)
                 rest = [j.pk for j in jobs[position + 1 :]]
                 ProcessingJob.objects.filter(pk__in=rest).update(
@@ -220,7 +221,7 @@ def score_job_run(*, job_id: int) -> None:
             else:
                 _score_job_store(job, scored.report)
     finally:
-        results.close()  # stops the decoder thread if this ends early
+        results.close()  # stops the decoder threads if this ends early
 
 
 def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:

@@ -21,6 +21,7 @@ frames a colour metric reads, because converting costs about as much as decoding
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,6 +44,11 @@ _AVCOL_RANGE_JPEG = 2  # FFmpeg's mark of a full-range frame
 
 class VideoDecodeError(ValueError):
     """The file has no decodable video stream."""
+
+
+def cores() -> int:
+    """CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def luma_plane(frame: av.VideoFrame) -> tuple[np.ndarray, LumaRange]:
@@ -205,12 +211,17 @@ def decode_videos(
     """Decodes a batch of videos in `decoders` background threads, each taking the next
     video of the batch when it is done with one, all together at most `ahead` chunks per
     thread in advance of the consumer: (stream, chunk) for each chunk, then (stream,
-    VideoEnd). The events of one video come in order; those of videos decoded at the same
-    time are interleaved. The decoders never wait for the metrics of a video's last
-    chunks (nor for the checkpoint models that run after its pass). A video that cannot
-    be decoded ends with its error and the others go on."""
+    VideoEnd). With more than one decoder the cores are shared out: each stream's FFmpeg
+    `threads` is set to cores // decoders (one decoder keeps FFmpeg's own choice). The
+    events of one video come in order; those of videos decoded at the same time are
+    interleaved. The decoders never wait for the metrics of a video's last chunks (nor
+    for the checkpoint models that run after its pass). A video that cannot be decoded
+    ends with its error and the others go on."""
+    count = max(1, min(decoders, len(streams)))
     waiting: queue.SimpleQueue[FrameStream] = queue.SimpleQueue()
     for stream in streams:
+        if count > 1:
+            stream.threads = max(1, cores() // count)
         waiting.put(stream)
 
     def one_decoder() -> Iterator[tuple[FrameStream, DecodedChunk | VideoEnd]]:
@@ -230,7 +241,6 @@ def decode_videos(
             finally:
                 chunks.close()  # also when the consumer stops early
 
-    count = max(1, min(decoders, len(streams)))
     return _in_background([one_decoder() for _ in range(count)], depth=ahead * count)
 
 

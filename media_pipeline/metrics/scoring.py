@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import logging
-import os
 import platform
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +22,7 @@ from pathlib import Path
 import torch
 
 from media_pipeline.metrics.checkpoints import load_group
-from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, decode_videos
+from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, cores, decode_videos
 from media_pipeline.metrics.registry import Metric, available_metrics, get_metric
 from media_pipeline.metrics.video_pass import VideoPass
 from media_pipeline.metrics.weights import WeightsUnavailable, verified_files
@@ -42,8 +41,8 @@ def default_batch_size(device: str) -> int:
 @dataclass(frozen=True)
 class ScoreReport:
     """values {metric: value}; unavailable {metric: reason}; runtimes {metric: seconds of
-    compute, decode excluded}; decode_s: time spent waiting for decoded frames (decoding
-    runs ahead in its own thread, so this is what decoding added to the compute)."""
+    compute, decode excluded}; decode_s: time spent waiting for the video's decoded frames
+    (decoding runs ahead in threads of its own, so this is what decoding added)."""
 
     values: dict[str, float]
     unavailable: dict[str, str]
@@ -141,11 +140,6 @@ def default_decoders() -> int:
     return max(1, min(4, cores()))
 
 
-def cores() -> int:
-    """CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
 def score_videos(
     requests: Sequence[VideoRequest],
     *,
@@ -187,11 +181,8 @@ def score_videos(
             batch_size=batch_size,
             every_kth=plan.every_kth,
         )
-        videos[stream] = _Video(position, request, runnable, unavailable, metric_pass)
-    decoders = max(1, min(decoders or default_decoders(), len(videos)))
-    for stream in videos:  # the cores shared out; one decoder: FFmpeg's own choice
-        stream.threads = 0 if decoders == 1 else max(1, cores() // decoders)
-    events = decode_videos(list(videos), decoders=decoders)
+        videos[stream] = _Video(position, request, unavailable, metric_pass)
+    events = decode_videos(list(videos), decoders=decoders or default_decoders())
     try:
         for position in range(len(requests)):
             while outcomes[position] is None:
@@ -212,7 +203,6 @@ class _Video:
 
     position: int
     request: VideoRequest
-    runnable: list[Metric]
     unavailable: dict[str, str]
     metric_pass: VideoPass | None  # None once done
     decode_s: float = 0.0
@@ -243,7 +233,7 @@ class _Video:
             values=values,
             unavailable=self.unavailable,
             device=metric_pass.device,
-            runtimes={m.name: times.get(m.name, 0.0) for m in self.runnable if m.name in values},
+            runtimes={name: times.get(name, 0.0) for name in values},
             frames_decoded=frames_decoded,
             decode_s=self.decode_s,
             batch_size=metric_pass.batch_size,

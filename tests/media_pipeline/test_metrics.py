@@ -22,6 +22,7 @@ from media_pipeline.metrics.decode import (
     FrameStream,
     VideoDecodeError,
     VideoEnd,
+    cores,
     decode_videos,
     luma_plane,
     uniform_indices,
@@ -246,9 +247,11 @@ def test_videos_decoded_side_by_side_each_come_whole_and_in_order(videos, tmp_pa
     not_a_video.write_text("hello")
     paths = [videos["moving"], not_a_video, videos["one_frame"], videos["moving"]]
     plan = FramePlan(every_kth=8, with_previous=True, rgb_sampled=True)
-    streams = [FrameStream(path=path, plan=plan, chunk_size=3, threads=1) for path in paths]
+    streams = [FrameStream(path=path, plan=plan, chunk_size=3) for path in paths]
     # when
     events = list(decode_videos(streams, decoders=3, ahead=1))
+    # then: the cores are shared out among the decoders' FFmpeg threads
+    assert {stream.threads for stream in streams} == {max(1, cores() // 3)}
     # then: each video's chunks in order, as it decodes alone, then its end
     for path, stream in zip(paths, streams, strict=True):
         own = [item for source, item in events if source is stream]
@@ -266,8 +269,9 @@ def test_videos_decoded_side_by_side_each_come_whole_and_in_order(videos, tmp_pa
 
 def alone_frames(path) -> int:
     stream = FrameStream(path=path, plan=FramePlan(), ahead=0)
-    list(stream)
-    return stream.frames_decoded
+    (end,) = [item for _, item in decode_videos([stream], decoders=4) if isinstance(item, VideoEnd)]
+    assert stream.threads == 0  # one decoder: FFmpeg's own choice
+    return end.frames_decoded
 
 
 def test_a_video_whose_metrics_fail_fails_alone_and_is_logged(videos, monkeypatch, caplog):
