@@ -6,7 +6,7 @@ CRF 18), so decoding costs what it costs in production.
 Baseline: a plain PyAV loop that decodes every frame and takes out the same frame data as
 the metric pass reads, and does nothing else: the luma plane of the frames the metrics
 sample (every frame where flicker or P.910's all-frame SI/TI is among them; frames k*8 and
-k*8-1 for GAIA's six features alone) and RGB of every 8th frame (colourfulness), one clip
+k*8-1 for GAIA's six features alone) and planar RGB of every 8th frame (colourfulness), one clip
 after another with FFmpeg's own threading (the target's baseline). Beside it, the same
 loop run as the project decodes a batch: `decoders` clips side by side, the cores shared
 out among their FFmpeg threads (how fast these clips can be decoded at all, here).
@@ -85,8 +85,8 @@ def make_clips(
 
 
 def decode_only(path: Path, *, all_frames: bool, step: int = 8, threads: int = 0) -> int:
-    """The baseline: decode every frame, copy out the luma of the wanted ones and RGB of
-    every step-th one. threads: FFmpeg's (0: its own choice)."""
+    """The baseline: decode every frame, copy out the luma of the wanted ones and RGB
+    planes of every step-th one. threads: FFmpeg's (0: its own choice)."""
     kept = 0
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
@@ -99,8 +99,11 @@ def decode_only(path: Path, *, all_frames: bool, step: int = 8, threads: int = 0
                 luma = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
                 luma[:, : frame.width].copy()
                 kept += 1
-            if index % step == 0:
-                frame.to_ndarray(format="rgb24")
+            if index % step == 0:  # planar RGB, as the metric pass converts it
+                planar = frame.reformat(format="gbrp")
+                for plane in planar.planes:
+                    rows = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
+                    rows[:, : frame.width].copy()
     return kept
 
 

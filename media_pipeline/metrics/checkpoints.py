@@ -61,8 +61,8 @@ class ClipScorer:
     device: str
 
     def scores(self, frames: torch.Tensor, prompt: str, *, batch_size: int) -> dict[str, float]:
-        """frames: (N, H, W, 3) 0-255. clip_cosine = mean_t cos(E_img(x_t), E_txt(prompt));
-        clip_score = mean_t 100 * max(cos_t, 0)."""
+        """frames: planar (N, 3, H, W) 0-255 RGB. clip_cosine = mean_t cos(E_img(x_t),
+        E_txt(prompt)); clip_score = mean_t 100 * max(cos_t, 0)."""
         tokens = self.tokenizer(
             [prompt], truncation=True, max_length=self.max_length, return_tensors="pt"
         ).to(self.device)

@@ -14,8 +14,9 @@ beside them, while videos decoded side by side each keep a core busy.
 Luma is the coded Y plane itself, as ITU-T P.910 defines SI/TI and as the ITU's
 siti-tools reads it: 8-bit code values, copied out of the decoder's frame with no colour
 conversion, plus the range they are coded in (`LumaRange`: limited 16-235 or full 0-255)
-so the metrics can report 0-255 luma. RGB (FFmpeg's swscale, `rgb24`) is made only for the
-frames a colour metric reads, because converting costs about as much as decoding.
+so the metrics can report 0-255 luma. RGB is made only for the frames a colour metric or a
+model reads, by FFmpeg's swscale, planar (`gbrp`: the same values as its packed `rgb24`,
+one contiguous plane per colour, as the metrics compute on them and the models take them).
 """
 
 from __future__ import annotations
@@ -51,16 +52,28 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+def _plane(frame: av.VideoFrame, number: int) -> np.ndarray:
+    """One full-size plane of the frame as an (H, W) uint8 view (without line padding)."""
+    plane = frame.planes[number]
+    rows = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
+    return rows[:, : frame.width]
+
+
 def luma_plane(frame: av.VideoFrame) -> tuple[np.ndarray, LumaRange]:
     """The frame's coded Y plane as an (H, W) uint8 view, and its range. Frames that are
     not 8-bit YUV (GIF's palette or RGB, 10-bit video) are first converted to limited-range
     8-bit YUV by swscale (BT.601), the nearest thing they have to a coded luma."""
     if frame.format.name not in _EIGHT_BIT_YUV:
         frame = frame.reformat(format="yuv420p")
-    plane = frame.planes[0]
-    rows = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)
     full = frame.format.name.startswith("yuvj") or frame.color_range == _AVCOL_RANGE_JPEG
-    return rows[:, : frame.width], FULL_RANGE if full else LIMITED_RANGE
+    return _plane(frame, 0), FULL_RANGE if full else LIMITED_RANGE
+
+
+def rgb_planes(frame: av.VideoFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The frame's R, G and B as (H, W) uint8 views, converted by swscale to `gbrp`."""
+    planar = frame.reformat(format="gbrp")
+    green, blue, red = (_plane(planar, number) for number in range(3))
+    return red, green, blue
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,7 @@ def uniform_indices(total: int, n: int) -> list[int]:
 @dataclass
 class DecodedChunk:
     """Consecutive wanted frames: their numbers (N,), their (N, H, W) uint8 luma codes in
-    `luma_range`, and (M, H, W, 3) uint8 RGB of the M of them numbered `rgb_index`."""
+    `luma_range`, and planar (M, 3, H, W) uint8 RGB of the M of them numbered `rgb_index`."""
 
     index: np.ndarray
     luma: np.ndarray
@@ -184,7 +197,7 @@ class FrameStream:
                     chunk.luma.append(luma)
                     if self._wanted_in_rgb(index, uniform):
                         chunk.rgb_index.append(index)
-                        chunk.rgb.append(frame.to_ndarray(format="rgb24"))
+                        chunk.rgb.append(rgb_planes(frame))
             except av.error.FFmpegError as exc:
                 if index < 0:
                     raise VideoDecodeError(f"not a video: {self.path.name} ({exc})") from None
@@ -250,16 +263,21 @@ class _ChunkBuilder:
     luma: list[np.ndarray] = field(default_factory=list)
     luma_range: LumaRange = LIMITED_RANGE
     rgb_index: list[int] = field(default_factory=list)
-    rgb: list[np.ndarray] = field(default_factory=list)
+    rgb: list[tuple[np.ndarray, ...]] = field(default_factory=list)  # R, G, B planes
 
     def build(self) -> DecodedChunk:
+        # copies: the decoder's frames are let go
         height, width = self.luma[0].shape
+        rgb = np.empty((len(self.rgb), 3, height, width), np.uint8)
+        for frame, planes in zip(rgb, self.rgb, strict=True):
+            for colour, plane in zip(frame, planes, strict=True):
+                colour[...] = plane
         return DecodedChunk(
             index=np.asarray(self.index),
-            luma=np.stack(self.luma),  # a copy: the decoder's frames are let go
+            luma=np.stack(self.luma),
             luma_range=self.luma_range,
             rgb_index=np.asarray(self.rgb_index, dtype=np.int64),
-            rgb=np.stack(self.rgb) if self.rgb else np.empty((0, height, width, 3), np.uint8),
+            rgb=rgb,
         )
 
 

@@ -6,10 +6,11 @@ samples frames, the weight files it needs (file name relative to the weights dir
 and the sha256 it must have) and whether it batches frames.
 
 Two kinds of metric:
-- content metrics (weight-free): computed chunk by chunk on luma/RGB tensors while the
-  video is decoded (`content.py`); each yields one value per sampled frame (or per clip)
-  and a reduction ("mean" or "max") over them. Luma is the coded Y plane reported as
-  0-255 luma (`LumaRange`), RGB is decoded only for the frames a colour metric reads;
+- content metrics (weight-free): each reads a per-frame `Feature` (`content.py`) at the
+  frames it samples and reduces the values ("mean", "max", or a whole-clip statistic).
+  Features are computed while the video is decoded, once per frame however many metrics
+  read them (`frame_features.py`). Luma is the coded Y plane reported as 0-255 luma
+  (`LumaRange`), RGB is decoded only for the frames a colour metric reads;
 - checkpoint metrics: a model loaded from local files (`checkpoints.py`) scores a frame
   view kept from the same decode pass; metrics that share a model (the two CLIPScore
   variants) share a `group` so the model runs once.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import torch
@@ -83,70 +83,33 @@ def take_rows(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class ContentChunk:
-    """Consecutive decoded frames of one video on the compute device (index on the host side
-    is derived once; views are built on first use).
+class Feature:
+    """A value per frame that content metrics read, computed once per frame whichever
+    metrics read it (si and si_p910 read the same SI of a frame, at different frames).
 
-    luma: (N, H, W) uint8 luma codes of the wanted frames in decode order, coded in
-    `luma_range`; index: (N,) their frame numbers; rgb: (M, H, W, 3) uint8 of the frames
-    numbered rgb_index (those a colour metric reads); every_kth: the GAIA step; carry_*:
-    the last frame of the previous chunk, so frame pairs straddling two chunks are not lost.
-    The views below are computed on first use, only for the metrics that ask for them.
+    reads: "luma" (compute(luma, luma_range)), "pairs" (compute(current, previous,
+    luma_range): a frame and the one just before it, the value belongs to the current
+    one) or "rgb" (compute(rgb)). Luma is a batch of 8-bit codes in `luma_range`; the
+    value is reported as of 0-255 luma (`content.LumaRange`).
     """
 
-    luma: torch.Tensor
-    index: torch.Tensor
-    luma_range: content.LumaRange
-    every_kth: int
-    rgb: torch.Tensor
-    rgb_index: torch.Tensor
-    carry_luma: torch.Tensor | None = None
-    carry_index: int = -2
+    name: str
+    reads: str
+    compute: Callable[..., torch.Tensor]
 
-    @property
-    def gain(self) -> float:
-        """Luma codes -> 0-255 luma, for deviations (a variance takes it squared)."""
-        return self.luma_range.gain
 
-    def level(self, code: torch.Tensor) -> torch.Tensor:
-        return self.luma_range.level(code)
-
-    @cached_property
-    def _host_index(self):
-        return self.index.cpu().numpy()
-
-    @cached_property
-    def luma_sampled(self) -> torch.Tensor:
-        return take_rows(self.luma, (self._host_index % self.every_kth == 0).nonzero()[0])
-
-    @cached_property
-    def rgb_sampled(self) -> torch.Tensor:
-        rows = (self.rgb_index.numpy() % self.every_kth == 0).nonzero()[0]
-        return take_rows(self.rgb, rows)
-
-    def over_pairs(self, fn, *, sampled_only: bool) -> torch.Tensor:
-        """fn(current, previous) over every pair of consecutive frames (frame i, i - 1), in
-        frame order; sampled_only keeps the pairs whose frame i is an every-k-th frame.
-        Pairs inside the chunk are views where possible (no copy of the whole chunk)."""
-        index, k = self._host_index, self.every_kth
-        parts = []
-        first_sampled = not sampled_only or index[0] % k == 0
-        if (
-            self.carry_luma is not None
-            and self.carry_index == index[0] - 1
-            and self.carry_luma.shape == self.luma.shape[1:]
-            and first_sampled
-        ):
-            parts.append(fn(self.luma[:1], self.carry_luma.unsqueeze(0)))
-        consecutive = index[1:] == index[:-1] + 1
-        if sampled_only:
-            consecutive &= index[1:] % k == 0
-        if consecutive.all():
-            parts.append(fn(self.luma[1:], self.luma[:-1]))
-        elif consecutive.any():
-            rows = consecutive.nonzero()[0]
-            parts.append(fn(take_rows(self.luma, rows + 1), take_rows(self.luma, rows)))
-        return torch.cat(parts) if parts else self.luma.new_zeros(0, dtype=torch.float32)
+FEATURES: dict[str, Feature] = {
+    f.name: f
+    for f in [
+        Feature("mean_luma", "luma", lambda y, r: r.level(content.brightness(y))),
+        Feature("contrast", "luma", lambda y, r: r.gain * content.contrast(y)),
+        Feature("sharpness", "luma", lambda y, r: r.gain**2 * content.sharpness(y)),
+        Feature("si", "luma", lambda y, r: r.gain * content.spatial_information(y)),
+        Feature("ti", "pairs", lambda y, p, r: r.gain * content.temporal_information(y, p)),
+        Feature("abs_diff", "pairs", lambda y, p, r: r.gain * content.motion(y, p)),
+        Feature("colorfulness", "rgb", lambda rgb: content.colorfulness(rgb)),
+    ]
+}
 
 
 @dataclass(frozen=True)
@@ -159,7 +122,7 @@ class Metric:
     batched: bool = True
     needs_prompt: bool = False
     reduce: str = "mean"  # over per-frame values: "mean", "max"; "clip" = whole-clip value
-    per_chunk: Callable[[ContentChunk], torch.Tensor] | None = None  # content metrics
+    feature: str | None = None  # content metrics: the per-frame value (FEATURES) they read
     group: str | None = None  # checkpoint metrics sharing one model run
 
     @property
@@ -196,7 +159,7 @@ def _content(
     name: str,
     definition: str,
     sampling: FrameSampling,
-    per_chunk: Callable[[ContentChunk], torch.Tensor],
+    feature: str,
     reduce: str = "mean",
     version: str = "2",
 ) -> Metric:
@@ -207,7 +170,7 @@ def _content(
         version=version,
         definition=definition,
         sampling=sampling,
-        per_chunk=per_chunk,
+        feature=feature,
         reduce=reduce,
     )
 
@@ -220,20 +183,20 @@ METRICS: dict[str, Metric] = {
             "mean luma (the coded Y plane as 0-255 luma) per frame, averaged (GAIA's "
             "low-level feature)",
             GAIA_SAMPLING,
-            lambda c: c.level(content.brightness(c.luma_sampled)),
+            "mean_luma",
         ),
         _content(
             "contrast",
             "RMS contrast: population std of luma (0-255) per frame, averaged (GAIA)",
             GAIA_SAMPLING,
-            lambda c: c.gain * content.contrast(c.luma_sampled),
+            "contrast",
         ),
         _content(
             "colorfulness",
             "Hasler and Suesstrunk 2003 (rg = R-G, yb = (R+G)/2-B; "
             "sqrt(s_rg^2+s_yb^2) + 0.3 sqrt(m_rg^2+m_yb^2)) per frame, averaged",
             GAIA_SAMPLING_RGB,
-            lambda c: content.colorfulness(c.rgb_sampled),
+            "colorfulness",
             version="1",
         ),
         _content(
@@ -241,27 +204,27 @@ METRICS: dict[str, Metric] = {
             "variance of the 4-neighbour Laplacian of luma, valid region (Pech-Pacheco et "
             "al. 2000), per frame, averaged",
             GAIA_SAMPLING,
-            lambda c: c.gain**2 * content.sharpness(c.luma_sampled),
+            "sharpness",
         ),
         _content(
             "si",
             "ITU-T P.910 spatial information (std of the Sobel magnitude of luma) on every "
             "8th frame, averaged: GAIA's variant",
             GAIA_SAMPLING,
-            lambda c: c.gain * content.spatial_information(c.luma_sampled),
+            "si",
         ),
         _content(
             "ti",
             "ITU-T P.910 temporal information (std of the luma difference to the previous "
             "frame) at every 8th frame, averaged: GAIA's variant",
             GAIA_PAIRS,
-            lambda c: c.gain * c.over_pairs(content.temporal_information, sampled_only=True),
+            "ti",
         ),
         _content(
             "si_p910",
             "ITU-T P.910 (2008, 'legacy' in siti-tools) SI: maximum over every frame",
             ALL_FRAMES,
-            lambda c: c.gain * content.spatial_information(c.luma),
+            "si",
             reduce="max",
         ),
         _content(
@@ -269,7 +232,7 @@ METRICS: dict[str, Metric] = {
             "ITU-T P.910 (2008, 'legacy' in siti-tools) TI: maximum over every pair of "
             "consecutive frames",
             ALL_FRAMES,
-            lambda c: c.gain * c.over_pairs(content.temporal_information, sampled_only=False),
+            "ti",
             reduce="max",
         ),
         _content(
@@ -277,7 +240,7 @@ METRICS: dict[str, Metric] = {
             "frame-difference motion: mean absolute luma difference to the previous frame "
             "at every 8th frame, averaged",
             GAIA_PAIRS,
-            lambda c: c.gain * c.over_pairs(content.motion, sampled_only=True),
+            "abs_diff",
         ),
         _content(
             "flicker",
@@ -285,7 +248,7 @@ METRICS: dict[str, Metric] = {
             "(|m[t+1] - 2 m[t] + m[t-1]|, averaged): brightness jumping between frames, "
             "blind to steady fades",
             ALL_FRAMES,
-            lambda c: c.level(content.brightness(c.luma)),  # frame means, finished per clip
+            "mean_luma",  # frame means, finished per clip
             reduce="clip",
         ),
         Metric(

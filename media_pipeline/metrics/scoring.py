@@ -228,7 +228,7 @@ class _Video:
     def _report(self, frames_decoded: int) -> ScoreReport:
         metric_pass = self.metric_pass
         values = metric_pass.finish(frames_decoded=frames_decoded, unavailable=self.unavailable)
-        times = metric_pass.clock.times
+        times = metric_pass.runtimes
         return ScoreReport(
             values=values,
             unavailable=self.unavailable,

@@ -1,9 +1,10 @@
 """The metrics of one video, fed its decoded chunks in order (`VideoPass`).
 
-Content metrics run chunk by chunk as the video decodes; the frame views of the
-checkpoint metrics (8 uniform frames for CLIP, every frame at 224 for DINO) are gathered
-from the same chunks and scored in `finish`, after the video's last chunk. Passes of
-several videos can be fed interleaved: each keeps its own state.
+The content metrics' per-frame features are computed as the video decodes
+(`FrameFeatures`); the frame views of the checkpoint metrics (8 uniform frames for CLIP,
+every frame at 224 for DINO) are gathered from the same chunks and scored in `finish`,
+after the video's last chunk. Passes of several videos can be fed interleaved: each keeps
+its own state.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import torch
 
 from media_pipeline.metrics import content, preprocess
 from media_pipeline.metrics.decode import DecodedChunk
-from media_pipeline.metrics.registry import ContentChunk, Metric, take_rows
+from media_pipeline.metrics.frame_features import FrameFeatures
+from media_pipeline.metrics.registry import Metric, take_rows
 
 # fewest per-frame values a metric needs (TI: one frame pair; flicker: a second difference)
 MIN_FRAMES = {"ti": 2, "ti_p910": 2, "motion": 2, "flicker": 3, "subject_consistency": 2}
@@ -81,17 +83,18 @@ class VideoPass:
     run in `finish` with the process's setting."""
 
     def __init__(self, *, metrics: list[Metric], scorers, prompt, device, batch_size, every_kth):
-        self.content_metrics = [m for m in metrics if m.per_chunk is not None]
+        self.content_metrics = [m for m in metrics if m.feature is not None]
         self.groups = {m.group for m in metrics if m.group}
         self.selected = {m.name for m in metrics}
         self.scorers, self.prompt, self.device = scorers, prompt, device
         self.batch_size, self.every_kth = batch_size, every_kth
         self.clock = Clock(device)
         self.content_threads = max(1, torch.get_num_threads() // 2) if device == "cpu" else None
-        self.per_frame: dict[str, list[torch.Tensor]] = {m.name: [] for m in self.content_metrics}
+        self.features = FrameFeatures(
+            self.content_metrics, batch_size=batch_size, every_kth=every_kth, clock=Clock(device)
+        )
         self.clip_frames: list[torch.Tensor] = []
         self.dino_frames: list[torch.Tensor] = []
-        self.carry: tuple[torch.Tensor, int, content.LumaRange] | None = None
 
     def feed(self, decoded: DecodedChunk, *, uniform: list[int]) -> None:
         """Computes the content metrics of the chunk and keeps the checkpoint metrics'
@@ -100,41 +103,42 @@ class VideoPass:
             self._feed(decoded, uniform=uniform)
 
     def _feed(self, decoded: DecodedChunk, *, uniform: list[int]) -> None:
-        clock, device = self.clock, self.device
-        rgb = torch.from_numpy(decoded.rgb).to(device)
+        rgb = torch.from_numpy(decoded.rgb).to(self.device)
         if self.content_metrics:
-            carry = self.carry
-            follows = carry is not None and carry[2] == decoded.luma_range
-            chunk = ContentChunk(
-                luma=torch.from_numpy(decoded.luma).to(device),
-                # frame numbers stay on the host: masks need no device sync
-                index=torch.from_numpy(decoded.index),
-                luma_range=decoded.luma_range,
-                every_kth=self.every_kth,
-                rgb=rgb,
-                rgb_index=torch.from_numpy(decoded.rgb_index),
-                carry_luma=carry[0] if follows else None,
-                carry_index=carry[1] if follows else -2,
-            )
-            for metric in self.content_metrics:
-                self.per_frame[metric.name].append(
-                    clock.timed(metric.name, metric.per_chunk, chunk)
-                )
-            self.carry = (chunk.luma[-1], int(decoded.index[-1]), decoded.luma_range)
+            luma = torch.from_numpy(decoded.luma).to(self.device)
+            self.features.feed(decoded, luma=luma, rgb=rgb)
         if "clip" in self.groups:
             rows = np.isin(decoded.rgb_index, uniform).nonzero()[0]
             self.clip_frames.append(take_rows(rgb, rows))
         if "dino" in self.groups:
-            self.dino_frames.append(clock.timed("subject_consistency", preprocess.dino_resize, rgb))
+            self.dino_frames.append(
+                self.clock.timed("subject_consistency", preprocess.dino_resize, rgb)
+            )
+
+    @property
+    def runtimes(self) -> dict[str, float]:
+        """Compute seconds per metric: a feature's time is shared out evenly among the
+        selected metrics that read it (si and si_p910 read one SI per frame)."""
+        times = dict(self.clock.times)
+        readers: dict[str, int] = {}
+        for metric in self.content_metrics:
+            readers[metric.feature] = readers.get(metric.feature, 0) + 1
+        feature_times = self.features.clock.times
+        for metric in self.content_metrics:
+            share = feature_times.get(metric.feature, 0.0) / readers[metric.feature]
+            times[metric.name] = times.get(metric.name, 0.0) + share
+        return times
 
     def finish(self, *, frames_decoded: int, unavailable: dict[str, str]) -> dict[str, float]:
         """Reduces the content metrics' per-frame values and runs the checkpoint models;
         a metric the video is too short for is added to `unavailable`."""
         clock, batch_size = self.clock, self.batch_size
         values: dict[str, float] = {}
+        with torch.inference_mode(), intra_op_threads(self.content_threads):
+            self.features.flush()
         with torch.inference_mode():
             for metric in self.content_metrics:
-                joined = torch.cat(self.per_frame[metric.name])
+                joined = self.features.values(metric)
                 fewest = 1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)
                 if joined.numel() < fewest:
                     unavailable[metric.name] = (

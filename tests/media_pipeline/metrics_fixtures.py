@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from media_pipeline.metrics.registry import CLIP_DIR, DINO_DIR
 
@@ -48,6 +49,11 @@ def ffmpeg_luma(path: Path, width: int, height: int) -> np.ndarray:
     chroma = 2 * ((width + 1) // 2) * ((height + 1) // 2)
     frames = np.frombuffer(raw, np.uint8).reshape(-1, width * height + chroma)
     return frames[:, : width * height].reshape(-1, height, width)
+
+
+def planar(rgb: np.ndarray) -> torch.Tensor:
+    """Packed (N, H, W, 3) RGB as the decoder gives it: planar (N, 3, H, W)."""
+    return torch.from_numpy(np.ascontiguousarray(np.moveaxis(rgb, -1, 1)))
 
 
 def bt601(rgb: np.ndarray) -> np.ndarray:

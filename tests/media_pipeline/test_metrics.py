@@ -35,7 +35,13 @@ from media_pipeline.metrics.scoring import (
     score_video,
     score_videos,
 )
-from tests.media_pipeline.metrics_fixtures import bt601, ffmpeg_frames, ffmpeg_luma, make_clip
+from tests.media_pipeline.metrics_fixtures import (
+    bt601,
+    ffmpeg_frames,
+    ffmpeg_luma,
+    make_clip,
+    planar,
+)
 
 RNG = np.random.default_rng(0)
 WEIGHT_FREE = [m.name for m in available_metrics() if not m.weights]
@@ -93,23 +99,30 @@ def test_statistics_stay_exact_on_large_flat_frames():
     expected = np.hypot(rg.std(axis=(1, 2)), yb.std(axis=(1, 2))) + 0.3 * np.hypot(
         rg.mean(axis=(1, 2)), yb.mean(axis=(1, 2))
     )
-    np.testing.assert_allclose(content.colorfulness(torch.from_numpy(rgb)), expected, rtol=1e-4)
+    np.testing.assert_allclose(content.colorfulness(planar(rgb)), expected, rtol=1e-4)
 
 
 def test_colorfulness_hand_computed():
     # a pure red frame: rg = 255, yb = 127.5, no spread -> 0.3 * hypot(255, 127.5)
     red = np.zeros((1, 4, 4, 3), dtype=np.float32)
     red[..., 0] = 255
-    assert content.colorfulness(torch.from_numpy(red)).item() == pytest.approx(
+    assert content.colorfulness(planar(red)).item() == pytest.approx(
         0.3 * np.hypot(255, 127.5), rel=1e-6
     )
     grey = np.full((1, 4, 4, 3), 128, dtype=np.float32)
-    assert content.colorfulness(torch.from_numpy(grey)).item() == 0.0
+    assert content.colorfulness(planar(grey)).item() == 0.0
     rgb = frames(1)
     r, g, b = rgb[0, ..., 0], rgb[0, ..., 1], rgb[0, ..., 2]
     rg, yb = r - g, 0.5 * (r + g) - b
     expected = np.hypot(rg.std(), yb.std()) + 0.3 * np.hypot(rg.mean(), yb.mean())
-    assert content.colorfulness(torch.from_numpy(rgb)).item() == pytest.approx(expected, 1e-4)
+    assert content.colorfulness(planar(rgb)).item() == pytest.approx(expected, 1e-4)
+    # 8-bit frames, as decoded, give the same
+    codes = RNG.integers(0, 256, size=(2, 37, 53, 3), dtype=np.uint8)
+    np.testing.assert_allclose(
+        content.colorfulness(planar(codes)),
+        content.colorfulness(planar(codes.astype(np.float64))),
+        rtol=1e-6,
+    )
 
 
 def test_motion_and_flicker_hand_computed():
@@ -137,7 +150,7 @@ def test_uniform_indices_and_the_frames_one_pass_decodes(videos):
     assert chunks[0].luma.shape == (4, 72, 128) and chunks[0].luma.dtype == np.uint8
     assert all(c.luma_range == LIMITED_RANGE for c in chunks)
     # and no frame was converted to RGB: no metric of this plan reads colour
-    assert all(c.rgb.shape == (0, 72, 128, 3) for c in chunks)
+    assert all(c.rgb.shape == (0, 3, 72, 128) for c in chunks)
 
 
 def test_rgb_is_decoded_only_for_the_frames_a_colour_metric_reads(videos):
@@ -149,7 +162,8 @@ def test_rgb_is_decoded_only_for_the_frames_a_colour_metric_reads(videos):
     rgb_index = [int(i) for c in chunks for i in c.rgb_index]
     assert rgb_index == [0, 7, 14, 21, 28, 35, 42, 49]
     reference = ffmpeg_frames(videos["moving"], 128, 72)[rgb_index]
-    np.testing.assert_array_equal(np.concatenate([c.rgb for c in chunks]), reference)
+    # planar, and the values ffmpeg writes as packed rgb24
+    np.testing.assert_array_equal(np.concatenate([c.rgb for c in chunks]), planar(reference))
     # and the luma is the coded Y plane, byte for byte
     luma = np.concatenate([c.luma for c in chunks])
     np.testing.assert_array_equal(luma, ffmpeg_luma(videos["moving"], 128, 72)[decoded(chunks)])

@@ -18,6 +18,7 @@ from tests.media_pipeline.metrics_fixtures import (
     ffmpeg_frames,
     make_clip,
     pins_for,
+    planar,
     write_tiny_clip,
     write_tiny_dino,
 )
@@ -56,7 +57,7 @@ def test_clip_preprocessing_matches_the_pil_clip_processor():
 
     rgb = np.random.default_rng(3).integers(0, 256, size=(1, 90, 160, 3), dtype=np.uint8)
     rgb = np.asarray(Image.fromarray(rgb[0]).resize((40, 24))).repeat(4, 0).repeat(4, 1)[None]
-    ours = preprocess.clip_pixels(torch.from_numpy(rgb), image_size=224)
+    ours = preprocess.clip_pixels(planar(rgb), image_size=224)
     tall = Image.fromarray(rgb[0]).resize((round(160 * 520 / 96), 520), Image.BICUBIC)
     processor = CLIPImageProcessorPil(size={"shortest_edge": 224}, crop_size=224)
     reference = processor(images=[tall], return_tensors="pt")["pixel_values"]
@@ -68,7 +69,7 @@ def test_clip_preprocessing_matches_the_pil_clip_processor():
 
 def test_dino_resize_is_half_pixel_bilinear_without_antialiasing():
     image = np.random.default_rng(4).integers(0, 256, size=(1, 6, 9, 3)).astype(np.float64)
-    ours = preprocess.dino_resize(torch.from_numpy(image), side=4).numpy()  # -> 4 x 6
+    ours = preprocess.dino_resize(planar(image), side=4).numpy()  # -> 4 x 6
     assert ours.shape == (1, 3, 4, 6)
 
     def taps(out: int, size: int):
