@@ -4,10 +4,11 @@ Clips: moving lavfi sources encoded as the media pipeline encodes the renditions
 gpu worker scores (`media_pipeline.ffmpeg.transcode.ENCODER`: H.264 High, preset medium,
 CRF 18), so decoding costs what it costs in production.
 Baseline: a plain PyAV loop that decodes every frame and takes out the same frame data as
-the metric pass reads, and does nothing else: the luma plane of the frames the metrics
-sample (every frame where flicker or P.910's all-frame SI/TI is among them; frames k*8 and
-k*8-1 for GAIA's six features alone) and planar RGB of every 8th frame (colourfulness), one clip
-after another with FFmpeg's own threading (the target's baseline). Beside it, the same
+the metric pass copies out, and does nothing else: the luma plane of the frames the
+metrics sample (every frame where P.910's all-frame SI/TI is among them, else frames k*8
+and k*8-1) and planar RGB of every 8th frame (colourfulness), one clip after another with
+FFmpeg's own threading (the target's baseline). Flicker's frame means, which the pass's
+decoder sums in place, are metric work and not in the baseline. Beside it, the same
 loop run as the project decodes a batch: `decoders` clips side by side, the cores shared
 out among their FFmpeg threads (how fast these clips can be decoded at all, here).
 Three sets: every weight-free metric; the ones the metrics issue names (GAIA's six,
@@ -40,8 +41,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from media_pipeline.ffmpeg.transcode import ENCODER  # noqa: E402
-from media_pipeline.metrics.decode import cores  # noqa: E402
-from media_pipeline.metrics.registry import available_metrics  # noqa: E402
+from media_pipeline.metrics.decode import FramePlan, cores  # noqa: E402
+from media_pipeline.metrics.registry import available_metrics, get_metric  # noqa: E402
 from media_pipeline.metrics.scoring import (  # noqa: E402
     VideoRequest,
     default_batch_size,
@@ -180,11 +181,12 @@ def main() -> None:
             )
         # warm-up: first-call costs (kernels, CUDA context) are not throughput
         score_video(path=clips[0], metric_names=WEIGHT_FREE, device=device)
-        for label, names, all_frames in (
-            ("all_weight_free", WEIGHT_FREE, True),
-            ("gaia_six_motion_flicker", [*GAIA_SIX, "motion", "flicker"], True),
-            ("gaia_six", GAIA_SIX, False),
+        for label, names in (
+            ("all_weight_free", WEIGHT_FREE),
+            ("gaia_six_motion_flicker", [*GAIA_SIX, "motion", "flicker"]),
+            ("gaia_six", GAIA_SIX),
         ):
+            all_frames = FramePlan.for_samplings(get_metric(n).sampling for n in names).all_frames
             rates = best_rates(
                 {
                     "baseline": lambda cs, a=all_frames: [decode_only(c, all_frames=a) for c in cs],

@@ -69,6 +69,13 @@ def luma_plane(frame: av.VideoFrame) -> tuple[np.ndarray, LumaRange]:
     return _plane(frame, 0), FULL_RANGE if full else LIMITED_RANGE
 
 
+def mean_luma(luma: np.ndarray, luma_range: LumaRange) -> float:
+    """The mean of (H, W) luma codes as 0-255 luma: the codes summed exactly (numpy
+    releases the GIL), in 32 bits while that cannot overflow (twice as fast as 64)."""
+    total = np.uint32 if luma.size * 255 < 2**32 else np.uint64
+    return float(luma_range.level(int(luma.sum(dtype=total)) / luma.size))
+
+
 def rgb_planes(frame: av.VideoFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The frame's R, G and B as (H, W) uint8 views, converted by swscale to `gbrp`."""
     planar = frame.reformat(format="gbrp")
@@ -79,11 +86,13 @@ def rgb_planes(frame: av.VideoFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
 @dataclass(frozen=True)
 class FramePlan:
     """The union of what the selected metrics sample: which frames (their luma), and which
-    of those also as RGB (the every-k-th ones, the uniform ones, or all)."""
+    of those also as RGB (the every-k-th ones, the uniform ones, or all); every_kth=0: no
+    every-k-th frames; frame_means: every frame's mean luma, taken as it is decoded."""
 
     every_kth: int = 8
     with_previous: bool = False
     all_frames: bool = False
+    frame_means: bool = False
     uniform: int = 0
     rgb_sampled: bool = False
     rgb_uniform: bool = False
@@ -99,9 +108,10 @@ class FramePlan:
         if any(s.with_previous for s in colour):
             raise ValueError("frame pairs are luma only")
         return cls(
-            every_kth=steps.pop() if steps else 8,
+            every_kth=steps.pop() if steps else 0,
             with_previous=any(s.with_previous for s in samplings),
             all_frames=any(s.all_frames for s in samplings),
+            frame_means=any(s.frame_means for s in samplings),
             uniform=max((s.uniform or 0 for s in samplings), default=0),
             rgb_sampled=any(s.every_kth for s in colour),
             rgb_uniform=any(s.uniform for s in colour),
@@ -132,8 +142,14 @@ class DecodedChunk:
 class FrameStream:
     """Iterating decodes `path` once and yields DecodedChunk of at most `chunk_size`
     frames, decoded up to `ahead` chunks in advance by a background thread (0: in the
-    caller's thread); afterwards `frames_decoded` holds how many frames the video had.
-    `threads`: FFmpeg's decoding threads (0: its own choice, frame and slice threads)."""
+    caller's thread); afterwards `frames_decoded` holds how many frames the video had and,
+    if the plan asks, `frame_means` the mean luma (0-255) of each. `threads`: FFmpeg's
+    decoding threads (0: its own choice, frame and slice threads).
+
+    The frame means are taken here, in the decoder's thread, because they are the one
+    thing flicker reads of every frame: summing a frame's luma where it is decoded (an
+    exact integer sum, the same on any device) spares copying every frame out to the
+    metrics."""
 
     path: Path
     plan: FramePlan
@@ -142,12 +158,13 @@ class FrameStream:
     threads: int = 0
     frames_decoded: int = 0
     uniform: list[int] = field(default_factory=list)
+    frame_means: list[float] = field(default_factory=list)
 
     def _wanted(self, index: int, uniform: set[int]) -> bool:
         if self.plan.all_frames or index in uniform:
             return True
         k = self.plan.every_kth
-        return index % k == 0 or (self.plan.with_previous and index % k == k - 1)
+        return k > 0 and (index % k == 0 or (self.plan.with_previous and index % k == k - 1))
 
     def _wanted_in_rgb(self, index: int, uniform: set[int]) -> bool:
         plan = self.plan
@@ -178,12 +195,17 @@ class FrameStream:
             if self.threads:
                 stream.codec_context.thread_count = self.threads
             chunk = _ChunkBuilder()
-            index = -1
+            index, means, self.frame_means = -1, self.plan.frame_means, []
             try:
                 for index, frame in enumerate(container.decode(stream)):
-                    if not self._wanted(index, uniform):
+                    wanted = self._wanted(index, uniform)
+                    if not (wanted or means):
                         continue
                     luma, luma_range = luma_plane(frame)
+                    if means:
+                        self.frame_means.append(mean_luma(luma, luma_range))
+                    if not wanted:
+                        continue
                     # a change of size or range mid-stream (rare) starts a new chunk
                     if chunk.index and (
                         len(chunk.index) >= self.chunk_size

@@ -46,17 +46,22 @@ class FrameSampling:
 
     every_kth=8 -> frames 0, 8, 16, ...; with_previous adds the frame just before each
     sampled one (frame differences); uniform=n -> n frames at round(linspace(0, F-1, n));
-    all_frames -> every decoded frame. rgb: the metric reads colour (RGB), else luma only.
+    all_frames -> every decoded frame; frame_means -> only every frame's mean luma, which
+    the decoder takes as it goes (no frame is kept for it). rgb: the metric reads colour
+    (RGB), else luma only.
     """
 
     every_kth: int | None = None
     with_previous: bool = False
     uniform: int | None = None
     all_frames: bool = False
+    frame_means: bool = False
     resolution: str = "native"
     rgb: bool = False
 
     def describe(self) -> str:
+        if self.frame_means:
+            return "the mean luma (the coded Y plane as 0-255 luma) of every frame"
         if self.all_frames:
             which = "every frame"
         elif self.uniform:
@@ -123,6 +128,7 @@ class Metric:
     needs_prompt: bool = False
     reduce: str = "mean"  # over per-frame values: "mean", "max"; "clip" = whole-clip value
     feature: str | None = None  # content metrics: the per-frame value (FEATURES) they read
+    # (flicker reads the decoder's frame means instead: sampling.frame_means)
     group: str | None = None  # checkpoint metrics sharing one model run
 
     @property
@@ -134,6 +140,7 @@ GAIA_SAMPLING = FrameSampling(every_kth=8, resolution="native")
 GAIA_SAMPLING_RGB = FrameSampling(every_kth=8, resolution="native", rgb=True)
 GAIA_PAIRS = FrameSampling(every_kth=8, with_previous=True, resolution="native")
 ALL_FRAMES = FrameSampling(all_frames=True, resolution="native")
+FRAME_MEANS = FrameSampling(frame_means=True, resolution="native")
 
 CLIP_DIR = "openai-clip-vit-base-patch32"
 DINO_DIR = "facebook-dino-vitb16"
@@ -159,7 +166,7 @@ def _content(
     name: str,
     definition: str,
     sampling: FrameSampling,
-    feature: str,
+    feature: str | None,
     reduce: str = "mean",
     version: str = "2",
 ) -> Metric:
@@ -247,8 +254,8 @@ METRICS: dict[str, Metric] = {
             "mean absolute second difference over time of the per-frame mean luma "
             "(|m[t+1] - 2 m[t] + m[t-1]|, averaged): brightness jumping between frames, "
             "blind to steady fades",
-            ALL_FRAMES,
-            "mean_luma",  # frame means, finished per clip
+            FRAME_MEANS,
+            None,  # a whole-clip statistic of the decoder's frame means
             reduce="clip",
         ),
         Metric(

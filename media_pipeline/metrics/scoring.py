@@ -218,16 +218,20 @@ class _Video:
             if item.error is not None:
                 outcome = ScoredVideo(self.request, error=item.error)
             else:
-                outcome = ScoredVideo(self.request, self._report(item.frames_decoded))
+                outcome = ScoredVideo(self.request, self._report(item.frames_decoded, stream))
         except Exception as exc:
             logger.exception("scoring %s failed", self.request.path)
             outcome = ScoredVideo(self.request, error=exc)
         self.metric_pass = None
         return outcome
 
-    def _report(self, frames_decoded: int) -> ScoreReport:
+    def _report(self, frames_decoded: int, stream: FrameStream) -> ScoreReport:
         metric_pass = self.metric_pass
-        values = metric_pass.finish(frames_decoded=frames_decoded, unavailable=self.unavailable)
+        values = metric_pass.finish(
+            frames_decoded=frames_decoded,
+            frame_means=stream.frame_means,
+            unavailable=self.unavailable,
+        )
         times = metric_pass.runtimes
         return ScoreReport(
             values=values,

@@ -84,6 +84,7 @@ class VideoPass:
 
     def __init__(self, *, metrics: list[Metric], scorers, prompt, device, batch_size, every_kth):
         self.content_metrics = [m for m in metrics if m.feature is not None]
+        self.frame_mean_metrics = [m for m in metrics if m.sampling.frame_means]
         self.groups = {m.group for m in metrics if m.group}
         self.selected = {m.name for m in metrics}
         self.scorers, self.prompt, self.device = scorers, prompt, device
@@ -129,16 +130,22 @@ class VideoPass:
             times[metric.name] = times.get(metric.name, 0.0) + share
         return times
 
-    def finish(self, *, frames_decoded: int, unavailable: dict[str, str]) -> dict[str, float]:
-        """Reduces the content metrics' per-frame values and runs the checkpoint models;
-        a metric the video is too short for is added to `unavailable`."""
+    def finish(
+        self, *, frames_decoded: int, frame_means: list[float], unavailable: dict[str, str]
+    ) -> dict[str, float]:
+        """Reduces the content metrics' per-frame values (and the decoder's `frame_means`)
+        and runs the checkpoint models; a metric the video is too short for is added to
+        `unavailable`."""
         clock, batch_size = self.clock, self.batch_size
         values: dict[str, float] = {}
         with torch.inference_mode(), intra_op_threads(self.content_threads):
             self.features.flush()
         with torch.inference_mode():
-            for metric in self.content_metrics:
-                joined = self.features.values(metric)
+            for metric in self.content_metrics + self.frame_mean_metrics:
+                if metric.sampling.frame_means:
+                    joined = torch.tensor(frame_means, dtype=torch.float64)
+                else:
+                    joined = self.features.values(metric)
                 fewest = 1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)
                 if joined.numel() < fewest:
                     unavailable[metric.name] = (

@@ -52,11 +52,11 @@ def test_a_feature_two_metrics_read_is_computed_once_per_frame(moving, monkeypat
 
 
 def test_every_kth_features_are_computed_in_batches_of_sampled_frames(moving, monkeypatch):
-    # given: flicker wants every frame decoded, so each 4-frame chunk has 0 or 1 sampled frame
+    # given: P.910's SI wants every frame, so each 4-frame chunk has 0 or 1 sampled frame
     contrast_calls = counting(monkeypatch, "contrast")
     motion_calls = counting(monkeypatch, "motion")
     # when
-    score_video(path=moving, metric_names=["contrast", "motion", "flicker"], batch_size=4)
+    score_video(path=moving, metric_names=["contrast", "motion", "si_p910"], batch_size=4)
     # then: frames 0, 8, ..., 48 in batches of 4; the pairs ending at 8, ..., 48 with them
     # (frame 0 has no pair)
     assert contrast_calls == [4, 3]
@@ -87,7 +87,7 @@ def test_values_do_not_depend_on_how_the_video_is_chunked(sizes):
     luma = RNG.integers(16, 236, size=(20, 12, 10), dtype=np.uint8)
     starts = np.cumsum([0, *sizes[:-1]])
     chunks = [chunk(s, luma[s : s + n]) for s, n in zip(starts, sizes, strict=True)]
-    names = ["si", "si_p910", "ti", "ti_p910", "motion", "brightness", "flicker"]
+    names = ["si", "si_p910", "ti", "ti_p910", "motion", "brightness"]
     # when
     values = features_of(chunks, names)
     # then: what the formulas give on the whole video at once
@@ -102,7 +102,6 @@ def test_values_do_not_depend_on_how_the_video_is_chunked(sizes):
     motion = gain * content.motion(y[[8, 16]], y[[7, 15]])
     torch.testing.assert_close(values["motion"], motion)
     means = LIMITED_RANGE.level(content.brightness(y))
-    torch.testing.assert_close(values["flicker"], means)
     torch.testing.assert_close(values["brightness"], means[::8])
 
 

@@ -173,6 +173,19 @@ def decoded(chunks) -> list[int]:
     return [int(i) for c in chunks for i in c.index]
 
 
+def test_the_decoder_takes_every_frames_mean_luma_without_keeping_the_frames(videos):
+    # given: the reference, each frame's coded luma as 0-255 luma
+    y = (ffmpeg_luma(videos["moving"], 128, 72) - 16.0) * 255 / 219
+    for names, kept in ((["brightness", "flicker"], list(range(0, 50, 8))), (["flicker"], [])):
+        plan = FramePlan.for_samplings(get_metric(n).sampling for n in names)
+        stream = FrameStream(path=videos["moving"], plan=plan, chunk_size=4, ahead=0)
+        # when
+        chunks = list(stream)
+        # then: only the sampled frames are copied out; every frame's mean is taken
+        assert decoded(chunks) == kept
+        np.testing.assert_allclose(stream.frame_means, y.mean(axis=(1, 2)), rtol=1e-12)
+
+
 def test_the_plan_follows_what_each_metric_reads():
     plan = FramePlan.for_samplings(get_metric(n).sampling for n in ["si", "ti", "colorfulness"])
     assert (plan.every_kth, plan.with_previous, plan.all_frames) == (8, True, False)
