@@ -1,9 +1,9 @@
 """The per-frame features of one video's content metrics, each computed once per frame.
 
 Content metrics read features (registry.FEATURES): si and si_p910 both read a frame's SI,
-brightness and flicker its mean luma, ti and ti_p910 its TI. A feature is computed once
-for a frame whichever metrics read it, in one of two ways:
-- dense: some selected metric reads it on every frame (flicker, P.910's SI/TI). It is
+ti and ti_p910 its TI. A feature is computed once for a frame whichever metrics read it,
+in one of two ways:
+- dense: some selected metric reads it on every frame (P.910's SI/TI). It is
   computed over every frame of each decoded chunk, and the metrics that read it at
   every k-th frame only take those frames' values;
 - sparse: only every-k-th metrics read it. It is computed on those frames alone (and, for
@@ -154,17 +154,21 @@ class FrameFeatures:
         gathered = self._gathered
         if not gathered.frames:
             return
+        luma_range = gathered.luma_range
+        luma = torch.cat(gathered.luma) if gathered.luma else None
+        pairs = None
+        if gathered.current:
+            pairs = (torch.stack(gathered.current), torch.stack(gathered.previous), luma_range)
+        rgb = torch.cat(gathered.rgb) if gathered.rgb else None
         for feature in self.sparse:
-            if feature.reads == "luma" and gathered.luma:
-                luma = torch.cat(gathered.luma)
-                values = self._timed(feature, luma, gathered.luma_range)
+            if feature.reads == "luma" and luma is not None:
+                values = self._timed(feature, luma, luma_range)
                 self._add(feature, np.concatenate(gathered.luma_index), values)
-            elif feature.reads == "pairs" and gathered.current:
-                current, previous = torch.stack(gathered.current), torch.stack(gathered.previous)
-                values = self._timed(feature, current, previous, gathered.luma_range)
+            elif feature.reads == "pairs" and pairs is not None:
+                values = self._timed(feature, *pairs)
                 self._add(feature, np.concatenate(gathered.pair_index), values)
-            elif feature.reads == "rgb" and gathered.rgb:
-                values = self._timed(feature, torch.cat(gathered.rgb))
+            elif feature.reads == "rgb" and rgb is not None:
+                values = self._timed(feature, rgb)
                 self._add(feature, np.concatenate(gathered.rgb_index), values)
         self._gathered = _Gathered()
 
