@@ -22,11 +22,6 @@ def _resize(nchw: torch.Tensor, size: tuple[int, int], mode: str, antialias: boo
     return out.round().clamp(0, 255)  # an 8-bit image again
 
 
-def to_float(frames: torch.Tensor) -> torch.Tensor:
-    """Planar (N, 3, H, W) 0-255 RGB (as decoded) -> float32."""
-    return frames.to(torch.float32)
-
-
 def shortest_side_size(height: int, width: int, side: int) -> tuple[int, int]:
     """Output (H, W) with the shorter side = `side`, the longer int(side * long / short),
     as CLIPImageProcessor and torchvision's Resize(int) compute it."""
@@ -51,7 +46,7 @@ def clip_pixels(frames: torch.Tensor, *, image_size: int, gaia_height: int = 520
     """(N, 3, H, W) RGB frames -> CLIP pixel values (N, 3, S, S): GAIA's height-520 rescale,
     then CLIPImageProcessor's steps: shortest side to S (bicubic), centre crop S x S,
     rescale by 1/255, normalise with CLIP's mean and std."""
-    x = to_height(to_float(frames), gaia_height)
+    x = to_height(frames.to(torch.float32), gaia_height)
     size = shortest_side_size(x.shape[-2], x.shape[-1], image_size)
     x = _resize(x, size, "bicubic", antialias=True)
     top = (x.shape[-2] - image_size) // 2
@@ -63,7 +58,7 @@ def clip_pixels(frames: torch.Tensor, *, image_size: int, gaia_height: int = 520
 def dino_resize(frames: torch.Tensor, *, side: int = 224) -> torch.Tensor:
     """(N, 3, H, W) RGB -> (N, 3, h, w) uint8-valued: VBench's Resize(224) on uint8 tensors
     (shortest side 224, bilinear, no antialiasing)."""
-    x = to_float(frames)
+    x = frames.to(torch.float32)
     size = shortest_side_size(x.shape[-2], x.shape[-1], side)
     return _resize(x, size, "bilinear", antialias=False).to(torch.uint8)
 

@@ -88,7 +88,7 @@ class VideoPass:
         self.groups = {m.group for m in metrics if m.group}
         self.selected = {m.name for m in metrics}
         self.scorers, self.prompt, self.device = scorers, prompt, device
-        self.batch_size, self.every_kth = batch_size, every_kth
+        self.batch_size = batch_size
         self.clock = Clock(device)
         self.content_threads = max(1, torch.get_num_threads() // 2) if device == "cpu" else None
         self.features = FrameFeatures(

@@ -173,6 +173,27 @@ def decoded(chunks) -> list[int]:
     return [int(i) for c in chunks for i in c.index]
 
 
+def test_a_damaged_tail_is_scored_on_the_frames_that_decoded(tmp_path):
+    # given: an MPEG-TS clip of 50 frames cut at 60%, then garbage
+    whole = tmp_path / "whole.ts"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=128x72:rate=25",
+         "-frames:v", "50", "-c:v", "libx264", "-preset", "ultrafast", str(whole)],
+        check=True,
+    )  # fmt: skip
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.ts"
+    cut.write_bytes(data[: len(data) * 6 // 10] + b"\x47" + bytes(range(256)) * 3)
+    # when
+    stream = FrameStream(path=cut, plan=FramePlan(every_kth=8, frame_means=True), ahead=0)
+    list(stream)
+    report = score_video(path=cut, metric_names=["brightness", "flicker"])
+    # then: one mean per decoded frame, and the metrics scored on those frames
+    assert 3 <= stream.frames_decoded < 50
+    assert len(stream.frame_means) == stream.frames_decoded == report.frames_decoded
+    assert set(report.values) == {"brightness", "flicker"} and not report.unavailable
+
+
 def test_the_decoder_takes_every_frames_mean_luma_without_keeping_the_frames(videos):
     # given: the reference, each frame's coded luma as 0-255 luma
     y = (ffmpeg_luma(videos["moving"], 128, 72) - 16.0) * 255 / 219
