@@ -40,6 +40,22 @@ class OnBreak(ApplicationError):
     code = "on_break"
 
 
+# Like a break, these hold an answer back for now rather than refuse it: the rater's
+# browser keeps it (any 423) and sends it again later.
+class SessionPaused(ApplicationError):
+    """The study's team paused the rater's session."""
+
+    status = 423
+    code = "paused"
+
+
+class StudyNotRunning(ApplicationError):
+    """The study is paused, closed or not started: nothing is accepted for now."""
+
+    status = 423
+    code = "study_not_running"
+
+
 class ImportFailed(ApplicationError):
     """A manifest was refused; `errors` lists every bad row as (line, reason)."""
 

@@ -76,6 +76,7 @@ class RatingPosition:
     length: int
     break_until: datetime | None
     flagged_line_clicker: bool
+    answered_before: int  # the rater's answers in the study's earlier sessions
     current: PositionItem | None
     preload: PositionItem | None
 
@@ -103,6 +104,7 @@ SELECT u.is_active, p.rater_id,
        s.rest_every, s.rest_seconds, s.line_click_share,
        a.id, a.state = '{Assignment.State.ACTIVE}', a.position,
        jsonb_array_length(a."order"), a.break_until, a.flagged_line_clicker,
+       a.answered_before,
        {_ITEM_COLUMNS.format("cur")},
        {_ITEM_COLUMNS.format("nxt")}
   FROM auth_user u
@@ -110,7 +112,8 @@ SELECT u.is_active, p.rater_id,
   JOIN annotation_participation p ON p.rater_id = r.id
   JOIN annotation_study s ON s.id = p.study_id
   LEFT JOIN LATERAL (
-       SELECT a.id, a.state, a.position, a."order", a.break_until, a.flagged_line_clicker
+       SELECT a.id, a.state, a.position, a."order", a.break_until, a.flagged_line_clicker,
+              a.answered_before
          FROM annotation_assignment a
          JOIN annotation_session se ON se.id = a.session_id
         WHERE a.rater_id = r.id AND se.study_id = s.id
@@ -154,8 +157,9 @@ def rating_position(
         length=row[14] if has_assignment else 0,
         break_until=row[15],
         flagged_line_clicker=bool(row[16]),
-        current=_position_item(row[17:24]),
-        preload=_position_item(row[24:31]),
+        answered_before=row[17] or 0,
+        current=_position_item(row[18:25]),
+        preload=_position_item(row[25:32]),
     )
 
 
@@ -191,6 +195,8 @@ def rater_step(participation: Participation, assignment: Assignment | None) -> s
     if participation.qualification_state != Q.PASSED:
         return "qualification"
     if assignment is not None:
+        if assignment.state == Assignment.State.PAUSED:
+            return "paused"  # by the study's team: nothing to rate until they reopen it
         return "break" if break_seconds_left(assignment) else "rating"
     last = assignment_last_finished(participation=participation)
     if last is not None and last.eligible_for_next is False:

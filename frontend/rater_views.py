@@ -51,7 +51,6 @@ def rater_strings() -> dict[str, str]:
         "no_tutorial": gettext("This study has no tutorial videos."),
         "play": gettext("Play"),
         "next": gettext("Next"),
-        "nothing_to_rate": gettext("There is no video to rate right now. Please reload later."),
         "replay": gettext("Replay"),
         "watch_first": gettext("Watch the whole video first: the sliders open when it ends."),
         "move_sliders": gettext("Move every slider to give your rating."),
@@ -69,6 +68,21 @@ def rater_strings() -> dict[str, str]:
         ),
         "session_finished": gettext("You finished this session. Thank you!"),
         "break_left": gettext("{minutes}:{seconds}"),
+        "paused_title": gettext("Your session is paused"),
+        "paused_text": gettext(
+            "The study's team has paused your session. Please come back later and press "
+            "“Try again” (or reload this page) to go on where you stopped."
+        ),
+        "qualification_not_ready_title": gettext("The qualification test is not ready yet"),
+        "qualification_not_ready_text": gettext(
+            "Its videos are still being prepared. Please come back in a few minutes and "
+            "press “Try again” (or reload this page)."
+        ),
+        "nothing_to_rate_title": gettext("There is no video to rate right now"),
+        "nothing_to_rate_text": gettext(
+            "The next videos are still being prepared. Please come back later and press "
+            "“Try again” (or reload this page)."
+        ),
         "done_title": gettext("Thank you: you have finished the study."),
         "done_text": gettext("All your answers are recorded."),
         "not_eligible_title": gettext("Thank you: your participation ends here."),

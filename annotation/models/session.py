@@ -89,6 +89,8 @@ class Participation(models.Model):
     qualification_share = models.FloatField(null=True, blank=True)
     qualification_detail = models.JSONField(default=list, blank=True)
     qualification_order_seed = models.BigIntegerField(default=0)
+    # The current attempt's items, drawn once: {"attempt": n, "items": [stimulus ids]}
+    qualification_set = models.JSONField(default=dict, blank=True)
     marketplace_study_id = models.CharField(max_length=120, blank=True)
     marketplace_session_id = models.CharField(max_length=120, blank=True)
     completion_code = models.CharField(max_length=16, default=new_completion_code)
@@ -121,6 +123,9 @@ class Assignment(models.Model):
     # Stimulus ids in presentation order, derived once from order_seed and frozen.
     order = models.JSONField(default=list)
     position = models.PositiveIntegerField(default=0, help_text="Stimuli answered so far")
+    # The rater's answers in the study's earlier sessions when this one started: rest
+    # breaks count every answer of the rater in the study, across sessions.
+    answered_before = models.PositiveIntegerField(default=0)
     break_until = models.DateTimeField(null=True, blank=True)
     breaks_taken = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)

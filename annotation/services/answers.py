@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotation.errors import Conflict, ValidationFailed
@@ -61,10 +62,20 @@ def _moment(data: dict, key: str) -> datetime | None:
     raw = data.get(key)
     if raw in (None, ""):
         return None
-    moment = parse_datetime(str(raw)) if isinstance(raw, str) else None
-    if moment is None:
-        raise ValidationFailed(f"'{key}' must be an ISO 8601 date and time")
-    return moment
+    refusal = ValidationFailed(f"'{key}' must be an ISO 8601 date and time")
+    if not isinstance(raw, str):
+        raise refusal
+    try:
+        # parse_datetime raises for a well-formed impossible date (February 30th); a
+        # moment at the edge of the calendar cannot be moved to UTC (OverflowError).
+        moment = parse_datetime(raw)
+        if moment is None:
+            raise refusal
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise refusal from None
 
 
 def _count(data: dict, key: str, *, limit: int) -> int:
@@ -72,6 +83,21 @@ def _count(data: dict, key: str, *, limit: int) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= limit:
         raise ValidationFailed(f"'{key}' must be a number between 0 and {limit}")
     return int(raw)
+
+
+def _score(key: str, value: object, scale: Scale) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationFailed(f"score for '{key}' is not a number: {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationFailed(f"score for '{key}' is not a finite number")
+    # Compared before any float(): an int of 400 digits is valid JSON but no float.
+    if not scale.slider_min <= value <= scale.slider_max:
+        shown = f" {value}," if abs(value) < 1e15 else ""
+        raise ValidationFailed(
+            f"score for '{key}' is{shown} outside the scale "
+            f"[{scale.slider_min:g}, {scale.slider_max:g}]"
+        )
+    return float(value)
 
 
 def check_answer(*, data: object, study: Scale, dimensions: list[Dimension]) -> Answer:
@@ -88,19 +114,7 @@ def check_answer(*, data: object, study: Scale, dimensions: list[Dimension]) -> 
     missing = [key for key in keys if key not in scores_raw]
     if missing:
         raise ValidationFailed(f"missing score(s) for: {', '.join(missing)}")
-    scores = {}
-    for key in keys:
-        value = scores_raw[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValidationFailed(f"score for '{key}' is not a number: {value!r}")
-        if not math.isfinite(value):
-            raise ValidationFailed(f"score for '{key}' is not a finite number")
-        if not study.slider_min <= value <= study.slider_max:
-            raise ValidationFailed(
-                f"score for '{key}' is {value}, outside the scale "
-                f"[{study.slider_min:g}, {study.slider_max:g}]"
-            )
-        scores[key] = float(value)
+    scores = {key: _score(key, scores_raw[key], study) for key in keys}
     return Answer(
         client_uuid=_uuid(data, "client_uuid"),
         item=_uuid(data, "item"),

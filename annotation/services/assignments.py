@@ -12,10 +12,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Sum
 from django.utils import timezone
 
-from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied
+from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied, SessionPaused
 from annotation.models import (
     Assignment,
     Dimension,
@@ -71,7 +71,8 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
 
     The order is the session's READY stimuli and golden stimuli shuffled with a fresh
     per-rater seed, stored once so that every later request reads the same order.
-    None when no session is left.
+    None when no session is left, or none has a READY stimulus to rate yet: an order
+    without one would be an empty (or golden-only) session, never to be completed.
     """
     with transaction.atomic():
         Participation.objects.select_for_update().filter(pk=participation.pk).first()
@@ -79,8 +80,11 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
         if current is not None:
             return current
         done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
+        ready = SessionItem.objects.filter(
+            session=OuterRef("pk"), is_golden=False, stimulus__status=Stimulus.Status.READY
+        )
         session = (
-            Session.objects.filter(study_id=participation.study_id)
+            Session.objects.filter(Exists(ready), study_id=participation.study_id)
             .exclude(pk__in=done)
             .annotate(raters=Count("assignments"))
             .order_by("raters", "index")
@@ -95,15 +99,37 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
             .values_list("stimulus_id", flat=True)
         )
         random.Random(seed).shuffle(items)
+        earlier = _earlier_sessions(participation)
         assignment = Assignment.objects.create(
             rater_id=participation.rater_id,
             session=session,
             order_seed=seed,
             order=items,
             last_activity_at=timezone.now(),
+            answered_before=earlier.answered,
+            break_until=earlier.break_until,
         )
     logger.info("rater %s starts %s (%d items)", participation.rater_id, session, len(items))
     return assignment
+
+
+@dataclass(frozen=True)
+class _Earlier:
+    answered: int  # the rater's answers in the study's earlier sessions
+    break_until: datetime | None  # a rest break the last of them started, still running
+
+
+def _earlier_sessions(participation: Participation) -> _Earlier:
+    """What a new session carries over from the rater's earlier ones: rest breaks count
+    every answer in the study (sessions of 300 + 10 with a break every 150 answers would
+    otherwise let 160 or more go by without one), and a break that the last answer of
+    the previous session started runs on into the next."""
+    earlier = Assignment.objects.filter(
+        rater_id=participation.rater_id, session__study_id=participation.study_id
+    )
+    answered = earlier.aggregate(total=Sum("position"))["total"] or 0
+    running = earlier.filter(break_until__gt=timezone.now()).order_by("-break_until").first()
+    return _Earlier(answered, running.break_until if running else None)
 
 
 def seconds_until(moment: datetime | None) -> int:
@@ -198,7 +224,7 @@ def rating_submit(
                 raise Conflict("this session has ended", extra={"error": "finished"})
             raise PermissionDenied("you have no session open in this study")
         if assignment.state == Assignment.State.PAUSED:
-            raise PermissionDenied("your session was paused by the study's team")
+            raise SessionPaused("your session was paused by the study's team")
         if assignment.break_until and assignment.break_until > now:
             left = break_seconds_left(assignment)
             raise OnBreak(
@@ -228,7 +254,9 @@ def rating_submit(
         if assignment.position >= len(assignment.order):
             _finish(assignment, dimensions, study)
             changed += ["state", "finished_at", "golden_agreement_plcc", "eligible_for_next"]
-        elif break_until := _break_after(assignment.position, study, now=now):
+        # a break the session's last answer starts runs on into the next session
+        answered = assignment.answered_before + assignment.position
+        if break_until := _break_after(answered, study, now=now):
             assignment.break_until = break_until
             assignment.breaks_taken += 1
             changed += ["break_until", "breaks_taken"]
@@ -239,8 +267,9 @@ def rating_submit(
 
 
 def _break_after(answered: int, rules, *, now: datetime) -> datetime | None:
-    """When the rest break that `answered` answers start ends (the study's or a
-    RatingPosition's rest_every / rest_seconds), or None when they start none."""
+    """When the rest break that the rater's `answered`-th answer in the study starts ends
+    (the study's or a RatingPosition's rest_every / rest_seconds), or None when it starts
+    none."""
     if rules.rest_every and answered % rules.rest_every == 0:
         return now + timedelta(seconds=rules.rest_seconds)
     return None
@@ -343,7 +372,7 @@ def rating_submit_current(
     if position.current is None or answered >= position.length:
         return None
     now = timezone.now()
-    break_until = _break_after(answered, position, now=now)
+    break_until = _break_after(position.answered_before + answered, position, now=now)
     params = {
         "now": now,
         "stalls": answer.stalls,

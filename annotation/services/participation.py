@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.errors import NotFound, PermissionDenied, ValidationFailed
+from annotation.errors import NotFound, PermissionDenied, StudyNotRunning, ValidationFailed
 from annotation.models import Participation, Rater, Stimulus, Study
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def access_running_study(*, slug: str) -> Study:
     if study is None:
         raise NotFound(f"no study '{slug}'")
     if study.state != Study.State.RUNNING:
-        raise PermissionDenied("this study is not running at the moment")
+        raise StudyNotRunning("this study is not running at the moment")
     return study
 
 
@@ -87,7 +87,7 @@ def access_participation(*, user: User, slug: str) -> Participation:
     if participation is None:
         return participation_get_or_create(user=user, study=access_running_study(slug=slug))
     if participation.study.state != Study.State.RUNNING:
-        raise PermissionDenied("this study is not running at the moment")
+        raise StudyNotRunning("this study is not running at the moment")
     return participation
 
 
@@ -99,18 +99,42 @@ def participation_get_or_create(*, user: User, study: Study) -> Participation:
     return participation
 
 
-def _int_field(data: dict, key: str) -> int:
+# Larger than any screen in CSS pixels: a bound, so that nothing absurd is stored.
+MAX_PIXELS = 100_000
+
+
+def _pixels(data: dict, key: str, *, required: bool) -> int:
+    """A width or height in CSS pixels; 0 for an optional one the browser did not know."""
     value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValidationFailed(f"'{key}' must be a non-negative number")
+    if value is None and not required:
+        return 0
+    # JSON's 1e400 arrives as infinity, and int(infinity) raises.
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value <= MAX_PIXELS
+    ):
+        raise ValidationFailed(f"'{key}' must be a number of pixels between 0 and {MAX_PIXELS}")
     return int(value)
 
 
-def participation_consent(*, participation: Participation, data: dict) -> Participation:
+def _pixel_ratio(data: dict) -> float:
+    value = data.get("pixel_ratio", 1)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 100:
+        raise ValidationFailed("'pixel_ratio' must be a number above 0 and at most 100")
+    return float(value)
+
+
+def participation_consent(*, participation: Participation, data: object) -> Participation:
     """Record consent and the viewing conditions; refuse screens smaller than required."""
+    if not isinstance(data, dict):
+        raise ValidationFailed("the consent must be a JSON object")
     if data.get("accept") is not True:
         raise ValidationFailed("consent must be accepted to take part")
-    viewport = (_int_field(data, "viewport_width"), _int_field(data, "viewport_height"))
+    viewport = (
+        _pixels(data, "viewport_width", required=True),
+        _pixels(data, "viewport_height", required=True),
+    )
     study = participation.study
     if viewport[0] < study.min_viewport_width or viewport[1] < study.min_viewport_height:
         raise ValidationFailed(
@@ -119,15 +143,12 @@ def participation_consent(*, participation: Participation, data: dict) -> Partic
             f"yours is {viewport[0]} x {viewport[1]}",
             extra={"reason": "viewport_too_small"},
         )
-    pixel_ratio = data.get("pixel_ratio", 1)
-    if isinstance(pixel_ratio, bool) or not isinstance(pixel_ratio, int | float):
-        raise ValidationFailed("'pixel_ratio' must be a number")
     participation.viewing_check = {
         "viewport_width": viewport[0],
         "viewport_height": viewport[1],
-        "pixel_ratio": float(pixel_ratio),
-        "screen_width": int(data.get("screen_width") or 0),
-        "screen_height": int(data.get("screen_height") or 0),
+        "pixel_ratio": _pixel_ratio(data),
+        "screen_width": _pixels(data, "screen_width", required=False),
+        "screen_height": _pixels(data, "screen_height", required=False),
         "user_agent": str(data.get("user_agent", ""))[:400],
     }
     if participation.consent_at is None:
@@ -144,15 +165,15 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:
             participation.qualification_attempts = 1
+            # A study without qualification videos (or of size 0) has no test to pass.
+            # Videos still being processed are a test not ready yet: the rater waits
+            # (see qualification_next), and is never let through without it.
             has_test = (
                 participation.study.qualification_size > 0
                 and Stimulus.objects.filter(
-                    study=participation.study,
-                    role=Stimulus.Role.QUALIFICATION,
-                    status=Stimulus.Status.READY,
+                    study=participation.study, role=Stimulus.Role.QUALIFICATION
                 ).exists()
             )
-            # A study without qualification items (or of size 0) has no test to pass.
             participation.qualification_state = (
                 Participation.Qualification.IN_PROGRESS
                 if has_test

@@ -16,19 +16,31 @@ logger = logging.getLogger(__name__)
 
 
 def qualification_items(*, participation: Participation) -> list[int]:
-    """Stimulus ids of this attempt, in the rater's order (seeded, reproducible)."""
+    """Stimulus ids of this attempt, in the rater's order (seeded, reproducible).
+
+    Drawn once per attempt, when enough qualification videos are ready, and kept
+    (`Participation.qualification_set`): videos added or made ready during the attempt do
+    not change it, so an answer to a video the rater was shown is never refused as not
+    part of the test. Empty (the test is not ready yet) while fewer videos are ready than
+    the test takes of those the study has (processing ones included, failed ones not)."""
+    attempt = participation.qualification_attempts
+    frozen = participation.qualification_set or {}
+    if frozen.get("attempt") == attempt and frozen.get("items"):
+        return list(frozen["items"])
     study = participation.study
+    videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.QUALIFICATION)
     pool = list(
-        Stimulus.objects.filter(
-            study=study, role=Stimulus.Role.QUALIFICATION, status=Stimulus.Status.READY
-        )
-        .order_by("pk")
-        .values_list("pk", flat=True)
+        videos.filter(status=Stimulus.Status.READY).order_by("pk").values_list("pk", flat=True)
     )
-    rng = random.Random(
-        f"{participation.qualification_order_seed}:{participation.qualification_attempts}"
+    wanted = min(study.qualification_size, videos.exclude(status=Stimulus.Status.FAILED).count())
+    if wanted == 0 or len(pool) < wanted:
+        return []
+    rng = random.Random(f"{participation.qualification_order_seed}:{attempt}")
+    chosen = rng.sample(pool, k=wanted)
+    participation.qualification_set = {"attempt": attempt, "items": chosen}
+    Participation.objects.filter(pk=participation.pk).update(
+        qualification_set=participation.qualification_set
     )
-    chosen = rng.sample(pool, k=min(study.qualification_size, len(pool)))
     return chosen
 
 

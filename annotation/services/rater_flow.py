@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from annotation.errors import PermissionDenied
+from annotation.errors import ApplicationError, PermissionDenied
 from annotation.models import Assignment, Participation, QualificationAnswer, Session
 from annotation.selectors import dimensions_of, qualification_next, rater_step
 from annotation.services.answers import Answer, check_answer, check_repeat
@@ -66,7 +66,7 @@ def progress_payload(participation: Participation, assignment=_UNKNOWN) -> dict:
         "step": step,
         "position": assignment.position,
         "length": len(assignment.order),
-        "break_seconds_left": break_seconds_left(assignment),
+        "break_seconds_left": break_seconds_left(assignment) if step == "break" else 0,
     }
 
 
@@ -80,9 +80,16 @@ def answer_submit(*, participation: Participation, data: object) -> tuple[bool, 
     answer = check_answer(data=data, study=participation.study, dimensions=dimensions)
     Q = Participation.Qualification
     if participation.qualification_state == Q.PASSED and not participation.is_excluded:
-        stored_now, assignment = rating_submit(
-            participation=participation, answer=answer, dimensions=dimensions
-        )
+        try:
+            stored_now, assignment = rating_submit(
+                participation=participation, answer=answer, dimensions=dimensions
+            )
+        except ApplicationError:
+            # The repeat of the answer that passed the rater is no rating: it comes here
+            # after the pass. Looked up only now, as the fast path never does.
+            if _stored_qualification_answer(answer, participation):
+                return False, progress_payload(participation)
+            raise
         return stored_now, progress_payload(participation, assignment)
     if _stored_qualification_answer(answer, participation):
         return False, progress_payload(participation)

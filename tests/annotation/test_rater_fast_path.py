@@ -335,3 +335,43 @@ def test_an_answer_without_telemetry_is_stored_with_the_defaults():
         (2.5, None, None, 0, 0, 0),
         (100.0, None, None, 0, 0, 0),
     ]
+
+
+@pytest.mark.parametrize("path", ["fast", "drf"])
+def test_rest_breaks_count_answers_across_sessions(path, slow_path):
+    """Sessions of 4 + 2 golden items, a rest every 4 answers: the 8th answer (the 2nd of
+    the second session) starts one, and a break the 12th (a session's last) starts holds
+    the third session until it is over."""
+    # given
+    tiny = tiny_study(stimuli=12, session_size=4, rest_every=4, rest_seconds=600)
+    client, user = rater_client()
+    onboard(client, tiny)
+    if path == "drf":
+        slow_path()
+    golden = {str(s.public_id): v for s, v in zip(tiny.golden, (20.0, 80.0), strict=True)}
+    breaks_at = []
+    # when: 12 answers, ending each break as soon as it is seen
+    answered = 0
+    while answered < 12:
+        body = client.get(tiny.base + "next/").json()
+        if body["step"] == "break":
+            breaks_at.append(answered)
+            Assignment.objects.filter(rater__user=user).update(break_until=None)
+            continue
+        item = body["item"]["id"]
+        response = client.post(
+            tiny.base + "answers/", answer(item, golden.get(item, 45.0)), format="json"
+        )
+        assert response.status_code == 201, response.json()
+        answered += 1
+    # then
+    assert breaks_at == [4, 8]
+    held = client.get(tiny.base + "next/").json()
+    assert (held["step"], held["item"], held["position"]) == ("break", None, 0)
+    assert 599 <= held["break_seconds_left"] <= 600
+    third = Assignment.objects.get(rater__user=user, position=0)
+    first_item = str(Stimulus.objects.get(pk=third.order[0]).public_id)
+    response = client.post(tiny.base + "answers/", answer(first_item), format="json")
+    assert (response.status_code, response.json()["error"]) == (423, "on_break")
+    assert third.answered_before == 12
+    assert Rating.objects.filter(assignment=third).count() == 0

@@ -344,3 +344,37 @@ def test_a_study_without_qualification_items_needs_no_test():
     state = client.post(tiny.base + "tutorial/done/").json()
     assert state["step"] == "rating"
     assert client.get(tiny.base + "next/").json()["item"] is not None
+
+
+@pytest.mark.parametrize("session_started", [False, True])
+def test_the_repeat_of_the_answer_that_passed_the_qualification_answers_200(session_started):
+    # given: the last qualification answer passed the rater, but its reply was lost
+    tiny = tiny_study()
+    client, _ = rater_client()
+    client.post(
+        tiny.base + "consent/",
+        {"accept": True, "viewport_width": 800, "viewport_height": 600},
+        format="json",
+    )
+    client.post(tiny.base + "tutorial/done/")
+    for _ in range(2):
+        item = client.get(tiny.base + "next/").json()["item"]["id"]
+        last = answer(item, 52.0)
+        first = client.post(tiny.base + "answers/", last, format="json")
+    assert (first.status_code, first.json()["step"]) == (201, "rating")
+    if session_started:
+        client.get(tiny.base + "next/")
+    # when: the browser sends it again
+    again = client.post(tiny.base + "answers/", last, format="json")
+    # then: a repeat, nothing stored twice, no rating
+    assert (again.status_code, again.json()["status"], again.json()["step"]) == (
+        200,
+        "repeat",
+        "rating",
+    )
+    assert QualificationAnswer.objects.filter(client_uuid=last["client_uuid"]).count() == 3
+    assert Rating.objects.count() == 0
+    # the same id with other scores is still a conflict
+    changed = {**last, "scores": {"subject": 1, "completeness": 1, "interaction": 1}}
+    response = client.post(tiny.base + "answers/", changed, format="json")
+    assert (response.status_code, response.json()["error"]) == (409, "conflict")

@@ -19,7 +19,7 @@ def entry_url(live_server, tiny: TinyStudy, pid: str, **extra: str) -> str:
 
 def enter(page, live_server, tiny: TinyStudy, pid: str = "P1") -> None:
     page.goto(entry_url(live_server, tiny, pid, STUDY_ID="S1", SESSION_ID="X1"))
-    wait_step(page, "consent", "tutorial", "rating", "break", "message", "finished")
+    wait_step(page, "consent", "tutorial", "rating", "break", "waiting", "message", "finished")
 
 
 def wait_step(page, *steps: str) -> str:

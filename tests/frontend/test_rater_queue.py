@@ -116,7 +116,7 @@ def test_a_break_keeps_the_answer_and_stops_sending(harness):
             return window.summary(await window.sender.flush());
         }"""
     )
-    assert summary == [["break", "i1"]]
+    assert summary == [["held", "i1"]]
     assert [a["item"] for a in page.evaluate("window.queue.list()")] == ["i1", "i2"]
     assert len(page.seen) == 1
     # after the break the same answers go, in the same order
@@ -125,6 +125,41 @@ def test_a_break_keeps_the_answer_and_stops_sending(harness):
         ["stored", "i1"],
         ["stored", "i2"],
     ]
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        {"error": "paused", "detail": "your session was paused by the study's team"},
+        {"error": "study_not_running", "detail": "this study is not running at the moment"},
+    ],
+)
+def test_a_paused_session_or_study_keeps_the_answer_for_later(harness, refusal):
+    # given: the server holds answers back (423) until the team resumes
+    page = harness
+    page.reply((423, refusal), (423, refusal))
+    # when: sent, and sent again (a reload, or the rater's "Try again")
+    summaries = page.evaluate(
+        """async () => {
+            window.queue.add(window.answer(1));
+            window.queue.add(window.answer(2));
+            const first = window.summary(await window.sender.flush());
+            return [first, window.summary(await window.sender.flush())];
+        }"""
+    )
+    # then: kept, in order, nothing shown as refused, and nothing retried by itself
+    assert summaries == [[["held", "i1"]], [["held", "i1"]]]
+    assert [a["item"] for a in page.evaluate("window.queue.list()")] == ["i1", "i2"]
+    assert page.evaluate("window.refused") == []
+    assert page.evaluate("window.delays") == []
+    # when: the session or study runs again
+    page.reply((201, {}), (201, {}))
+    # then
+    assert page.evaluate("async () => window.summary(await window.sender.flush())") == [
+        ["stored", "i1"],
+        ["stored", "i2"],
+    ]
+    assert page.evaluate("window.queue.list()") == []
 
 
 def test_a_lost_sign_in_keeps_the_answer_but_an_api_refusal_does_not(harness):

@@ -3,7 +3,8 @@
 //
 //   1. config, strings and DOM helpers
 //   2. API calls and the unsent-answers queue (wired to rater_queue.js)
-//   3. the steps: consent, tutorial, rating (qualification and sessions), break, finished
+//   3. the steps: consent, tutorial, rating (qualification and sessions), break, waiting,
+//      finished
 //   4. start: flush what is unsent, then ask the server where we are
 //
 // The sliders and the player with its telemetry live in rater_controls.js.
@@ -106,6 +107,8 @@ async function route(step, body) {
       return "item" in body ? showItem(body) : advance();
     case "break":
       return showBreak(body.break_seconds_left ?? body.assignment?.break_seconds_left ?? 1);
+    case "paused":
+      return showWaiting("paused");
     case "done":
     case "not_eligible":
     case "screened_out":
@@ -274,7 +277,10 @@ function showProgress(body) {
 
 function showItem(body) {
   const item = body.item;
-  if (!item) return problem(t("nothing_to_rate"));
+  if (!item) {
+    const reason = body.step === "qualification" ? "qualification_not_ready" : "nothing_to_rate";
+    return showWaiting(reason);
+  }
   showStep("rating");
   const section = $("#step-rating");
   Object.assign(section.dataset, { item: item.id, position: body.position, kind: body.step });
@@ -426,6 +432,22 @@ function showBreak(seconds) {
     advance(); // the server decides whether the break is over
   }, 250);
   leaving.push(() => clearInterval(timer));
+}
+
+// waiting: a paused session, videos not ready yet; nothing to do but come back
+
+function showWaiting(reason) {
+  showStep("waiting");
+  const section = $("#step-waiting");
+  section.dataset.reason = reason;
+  field(section, "title").textContent = t(`${reason}_title`);
+  field(section, "text").textContent = t(`${reason}_text`);
+  const button = $("#waiting-retry");
+  button.disabled = false;
+  button.onclick = () => {
+    button.disabled = true;
+    advance(); // sends what is held first, then asks the server again
+  };
 }
 
 // done, not eligible, screened out

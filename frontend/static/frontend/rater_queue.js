@@ -4,7 +4,8 @@
 // leaves the queue only when the server has answered for good:
 //   201/200 stored (a repeat of the same client_uuid answers 200: nothing is doubled);
 //   409 and other 4xx API refusals: final, dropped, the server's message shown;
-//   423 on_break: kept, sent again after the break.
+//   423 (on_break, paused, study_not_running): held back for now, not refused: kept, and
+//   sent again later (after the break, when the team resumes the session or the study).
 // A network error, a 5xx, or a lost sign-in (a bare 401/403 without an API error code) is
 // transient: retried with exponential backoff (1 s doubling to 30 s) and at once when the
 // browser comes back online. Answers are sent one at a time, oldest first, because the
@@ -164,7 +165,7 @@ export class AnswerQueue {
 }
 
 /** Sends the queue's answers; `flush()` resolves with one outcome per answer it handled:
- * `{kind: "stored" | "refused" | "break", answer, body}`. */
+ * `{kind: "stored" | "refused" | "held", answer, body}`. */
 export class AnswerSender {
   constructor({ queue, url, csrfToken, onTrouble = () => {}, onRefused = () => {} }) {
     Object.assign(this, { queue, url, csrfToken, onTrouble, onRefused });
@@ -194,7 +195,7 @@ export class AnswerSender {
       const outcome = await withRetry(() => this.deliver(answer), { onTrouble: this.onTrouble });
       outcomes.push(outcome);
       if (outcome.kind === "refused") this.onRefused(outcome);
-      if (outcome.kind === "break") return outcomes; // the server rests; sent after the break
+      if (outcome.kind === "held") return outcomes; // kept, with those after it, for later
     }
   }
 
@@ -208,7 +209,7 @@ export class AnswerSender {
       return { kind: "stored", answer, body };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      if (error.status === 423) return { kind: "break", answer, body: error.body };
+      if (error.status === 423) return { kind: "held", answer, body: error.body };
       this.queue.remove(answer.client_uuid);
       return { kind: "refused", answer, body: error.body };
     }

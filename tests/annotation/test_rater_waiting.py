@@ -1,0 +1,180 @@
+"""When there is nothing to rate for now: a session paused by the study's team, a study
+not running, videos not ready yet. The rater waits (no item), is never let through nor
+stuck for good, and an answer sent meanwhile is held back (423), not refused."""
+
+import pytest
+
+from annotation.api import rater as rater_api
+from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
+from annotation.services.admin_actions import assignment_pause, assignment_reopen
+from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=["fast", "drf"])
+def path(request, monkeypatch) -> str:
+    """Each test twice: with the fast path (annotation/api/fast.py), and without it."""
+    if request.param == "drf":
+        monkeypatch.setattr(rater_api, "fast_next", lambda request, slug: None)
+        monkeypatch.setattr(rater_api, "fast_answer", lambda request, slug: None)
+    return request.param
+
+
+def rated_one(**settings):
+    """A rater of the tiny study who rated the first item; the second is on screen."""
+    tiny = tiny_study(rest_every=0, **settings)
+    client, user = rater_client()
+    onboard(client, tiny)
+    first = client.get(tiny.base + "next/").json()["item"]["id"]
+    assert client.post(tiny.base + "answers/", answer(first), format="json").status_code == 201
+    second = client.get(tiny.base + "next/").json()["item"]["id"]
+    return tiny, client, user, second
+
+
+def test_a_paused_session_shows_no_item_and_holds_answers_back(path):
+    # given: the team pauses the session while the rater looks at the second item
+    tiny, client, user, second = rated_one()
+    admin = UserFactory(is_staff=True)
+    assignment = Assignment.objects.get(rater__user=user)
+    assignment_pause(assignment=assignment, reason="checking this rater", by=admin)
+    payload = answer(second)
+    # when
+    upcoming = client.get(tiny.base + "next/").json()
+    state = client.get(tiny.base + "state/").json()
+    held = client.post(tiny.base + "answers/", payload, format="json")
+    # then
+    assert upcoming == {
+        "step": "paused",
+        "position": 1,
+        "length": 8,
+        "break_seconds_left": 0,
+        "item": None,
+        "preload": None,
+        "completion": None,
+    }
+    assert (state["step"], state["assignment"]["state"], state["completion"]) == (
+        "paused",
+        "paused",
+        None,
+    )
+    assert (held.status_code, held.json()) == (
+        423,
+        {"error": "paused", "detail": "your session was paused by the study's team"},
+    )
+    assert Rating.objects.count() == 3
+    # when: the team reopens it, and the held answer comes again
+    assignment_reopen(assignment=assignment, reason="all fine", by=admin)
+    stored = client.post(tiny.base + "answers/", payload, format="json")
+    # then
+    assert (stored.status_code, stored.json()["position"]) == (201, 2)
+    assert Rating.objects.filter(client_uuid=payload["client_uuid"]).count() == 3
+
+
+def test_a_study_not_running_holds_answers_back(path):
+    # given: the study is paused while the rater looks at the second item
+    tiny, client, _, second = rated_one()
+    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.PAUSED)
+    # when
+    upcoming = client.get(tiny.base + "next/")
+    held = client.post(tiny.base + "answers/", answer(second), format="json")
+    # then
+    refusal = {"error": "study_not_running", "detail": "this study is not running at the moment"}
+    assert (upcoming.status_code, upcoming.json()) == (423, refusal)
+    assert (held.status_code, held.json()) == (423, refusal)
+    assert Rating.objects.count() == 3
+
+
+def consent_and_tutorial(client, tiny) -> dict:
+    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800}
+    assert client.post(tiny.base + "consent/", consent, format="json").status_code == 200
+    return client.post(tiny.base + "tutorial/done/").json()
+
+
+def test_the_qualification_test_waits_for_its_videos():
+    # given: the qualification videos are still being processed
+    tiny = tiny_study()
+    Stimulus.objects.filter(role=Stimulus.Role.QUALIFICATION).update(
+        status=Stimulus.Status.PROCESSING
+    )
+    client, user = rater_client()
+    # when
+    state = consent_and_tutorial(client, tiny)
+    waiting = client.get(tiny.base + "next/").json()
+    # then: no pass, no item
+    assert Participation.objects.get(rater__user=user).qualification_state == "in_progress"
+    assert state["step"] == "qualification"
+    assert (waiting["step"], waiting["item"], waiting["position"], waiting["length"]) == (
+        "qualification",
+        None,
+        0,
+        0,
+    )
+    assert not Assignment.objects.exists()
+    # when: the videos are ready
+    Stimulus.objects.filter(role=Stimulus.Role.QUALIFICATION).update(status=Stimulus.Status.READY)
+    upcoming = client.get(tiny.base + "next/").json()
+    # then
+    assert (upcoming["step"], upcoming["position"], upcoming["length"]) == ("qualification", 0, 2)
+    assert upcoming["item"]["id"] in {str(s.public_id) for s in tiny.qualification}
+
+
+def test_a_study_without_any_qualification_video_needs_no_test():
+    # given
+    tiny = tiny_study()
+    Stimulus.objects.filter(role=Stimulus.Role.QUALIFICATION).delete()
+    client, user = rater_client()
+    # when
+    state = consent_and_tutorial(client, tiny)
+    # then
+    assert state["step"] == "rating"
+    assert Participation.objects.get(rater__user=user).qualification_state == "passed"
+
+
+def test_no_session_starts_before_its_videos_are_ready():
+    # given: every video to rate is still being processed (the golden ones are ready)
+    tiny = tiny_study()
+    client, user = rater_client()
+    onboard(client, tiny)
+    to_rate = Stimulus.objects.filter(role=Stimulus.Role.STIMULUS)
+    to_rate.update(status=Stimulus.Status.PROCESSING)
+    # when
+    waiting = [client.get(tiny.base + "next/").json() for _ in range(2)]
+    # then: no empty (or golden-only) session is started, so none is stuck
+    assert (
+        waiting[0]
+        == waiting[1]
+        == {
+            "step": "rating",
+            "position": 0,
+            "length": 0,
+            "break_seconds_left": 0,
+            "item": None,
+            "preload": None,
+            "completion": None,
+        }
+    )
+    assert not Assignment.objects.exists()
+    # when: the videos are ready
+    to_rate.update(status=Stimulus.Status.READY)
+    upcoming = client.get(tiny.base + "next/").json()
+    # then
+    assert (upcoming["step"], upcoming["position"], upcoming["length"]) == ("rating", 0, 8)
+    assert upcoming["item"] is not None
+
+
+def test_the_next_session_is_one_with_videos_ready():
+    # given: two sessions; the first one's videos are still being processed
+    tiny = tiny_study(stimuli=12)
+    first, second = Session.objects.filter(study=tiny.study).order_by("index")
+    Stimulus.objects.filter(session_items__session=first, role=Stimulus.Role.STIMULUS).update(
+        status=Stimulus.Status.PROCESSING
+    )
+    client, user = rater_client()
+    onboard(client, tiny)
+    # when
+    upcoming = client.get(tiny.base + "next/").json()
+    # then
+    assert (upcoming["step"], upcoming["length"]) == ("rating", 8)
+    assert Assignment.objects.get(rater__user=user).session == second
