@@ -57,6 +57,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "split_seed",
                     "rest_every",
                     "rest_seconds",
+                    "target_raters_per_stimulus",
                 )
             },
         ),
@@ -210,6 +211,7 @@ class TutorialPairAdmin(admin.ModelAdmin):
     list_display = ("label", "study", "dimension", "order")
     list_filter = ("study", "dimension__key")
     raw_id_fields = ("generated", "real")
+    list_select_related = ("study", "dimension__study")
 
 
 class SessionItemInline(admin.TabularInline):
@@ -222,6 +224,7 @@ class SessionItemInline(admin.TabularInline):
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("__str__", "study", "index", "item_count")
     list_filter = ("study",)
+    list_select_related = ("study",)
     inlines = [SessionItemInline]
 
     def get_queryset(self, request):
@@ -244,6 +247,7 @@ class RaterAdmin(admin.ModelAdmin):
     list_display = ("__str__", "pseudonym", "user", "created_at")
     search_fields = ("external_id", "user__username")
     inlines = [ParticipationInline]
+    list_select_related = ("user",)
 
 
 @admin.register(Participation)
@@ -258,6 +262,7 @@ class ParticipationAdmin(admin.ModelAdmin):
     )
     list_filter = ("study", "qualification_state", "is_excluded")
     search_fields = ("rater__external_id", "rater__user__username")
+    list_select_related = ("rater__user", "study")
 
 
 @admin.register(Assignment)
@@ -275,7 +280,8 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_filter = ("state", "flagged_line_clicker", "eligible_for_next", "session__study")
     search_fields = ("rater__external_id", "rater__user__username")
     readonly_fields = ("order", "order_seed")
-    list_select_related = ("rater", "session__study")
+    # what Rater.__str__ and Session.__str__ read
+    list_select_related = ("rater__user", "session__study")
 
 
 @admin.register(Rating)
@@ -283,16 +289,29 @@ class RatingAdmin(admin.ModelAdmin):
     list_display = ("assignment", "stimulus", "dimension", "score", "answered_at")
     list_filter = ("dimension__study", "dimension__key")
     raw_id_fields = ("assignment", "stimulus", "dimension")
-    list_select_related = ("assignment__rater", "stimulus", "dimension")
+    # what Assignment.__str__ (rater, session) and Dimension.__str__ (study) read
+    list_select_related = (
+        "assignment__rater__user",
+        "assignment__session__study",
+        "stimulus",
+        "dimension__study",
+    )
 
 
 @admin.register(QualificationAnswer)
 class QualificationAnswerAdmin(admin.ModelAdmin):
     list_display = ("participation", "attempt", "stimulus", "dimension", "score")
     raw_id_fields = ("participation", "stimulus", "dimension")
+    list_select_related = (
+        "participation__rater__user",
+        "participation__study",
+        "stimulus",
+        "dimension__study",
+    )
 
 
 @admin.register(Payment)
 class PaymentAdmin(admin.ModelAdmin):
     list_display = ("assignment", "amount", "currency", "status", "created_at")
     list_filter = ("status",)
+    list_select_related = ("assignment__rater__user", "assignment__session__study")

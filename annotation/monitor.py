@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db.models import Avg, Max, Min
 from django.utils import timezone
 
-from annotation.models import Assignment, Rating, Session, Stimulus, Study
+from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
 from annotation.services.assignments import break_seconds_left
 
 
@@ -28,6 +28,13 @@ def study_monitor(*, study: Study) -> dict:
             mean_watch_ms=Avg("ratings__watch_time_ms"),
         )
         .order_by("session__index", "started_at")
+    )
+    # A rater excluded after finishing keeps a finished assignment: the exclusion is the
+    # participation's, shown on each of the rater's rows.
+    excluded = dict(
+        Participation.objects.filter(study=study, is_excluded=True).values_list(
+            "rater_id", "excluded_reason"
+        )
     )
     rows = []
     for a in assignments:
@@ -52,6 +59,8 @@ def study_monitor(*, study: Study) -> dict:
                 "flag_reason": a.flag_reason,
                 "stalls": a.stalls_total,
                 "admin_note": a.admin_note,
+                "rater_excluded": a.rater_id in excluded,
+                "rater_excluded_reason": excluded.get(a.rater_id, ""),
             }
         )
     dims = study.dimensions.count() or 1

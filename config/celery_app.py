@@ -9,7 +9,11 @@ import os
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+# The server processes (Celery here, gunicorn in config/wsgi.py) default to production,
+# which refuses to start without a real secret key, so one started without the variable
+# never runs with DEBUG and a known key. Importing the `config` package runs this line
+# first, so it also decides config/wsgi.py's default; manage.py sets local before.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 app = Celery("mosaic")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,30 +1,56 @@
-"""Sign-in with a limit on failed attempts per client address and user name."""
+"""Sign-in with a limit on failed attempts per client address and user name.
+
+The same limit guards both sign-in pages: the site's (/accounts/login/) and the Django
+admin's (/admin/login/), see config/urls.py.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 logger = logging.getLogger(__name__)
 
 
-def _key(request) -> str:
+def normalised_username(raw: str) -> str:
+    """The user name as the sign-in form cleans it before the backend looks it up.
+
+    The form's UsernameField strips surrounding whitespace and applies NFKC, so "boss ",
+    "boss  " and a full-width "ｂｏｓｓ" all sign in as boss and must share boss's counter.
+    Case is folded on top: the backend matches case exactly, so folding only merges
+    counters that could be kept apart, never splits one user's failures over several.
+    """
+    field = AuthenticationForm().fields["username"]  # with the max_length the form sets
+    return field.to_python(raw).casefold()
+
+
+def _key(request: HttpRequest) -> str:
     address = request.META.get("REMOTE_ADDR", "")
-    username = (request.POST.get("username") or "").lower()
+    username = normalised_username(request.POST.get("username") or "")
     digest = hashlib.sha256(f"{address}|{username}".encode()).hexdigest()[:32]
     return f"login-failures:{digest}"
 
 
-class ThrottledLoginView(LoginView):
+def login_throttled(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """After MOSAIC_LOGIN_MAX_FAILURES failed attempts the pair (address, user name) waits
-    MOSAIC_LOGIN_LOCKOUT_S seconds; the answer is 429 and nothing is checked meanwhile."""
+    MOSAIC_LOGIN_LOCKOUT_S seconds; the answer is 429 and nothing is checked meanwhile.
 
-    def post(self, request, *args, **kwargs):
+    The counters live in the default cache, which production shares between workers.
+    """
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
         key = _key(request)
         if cache.get(key, 0) >= settings.MOSAIC_LOGIN_MAX_FAILURES:
             logger.warning("sign-in locked for %s", key)
@@ -34,10 +60,15 @@ class ThrottledLoginView(LoginView):
                 {"minutes": settings.MOSAIC_LOGIN_LOCKOUT_S // 60},
                 status=429,
             )
-        response = super().post(request, *args, **kwargs)
+        response = view(request, *args, **kwargs)
         if response.status_code == 200:  # the form came back: wrong credentials
             cache.add(key, 0, timeout=settings.MOSAIC_LOGIN_LOCKOUT_S)
             cache.incr(key)
         else:
             cache.delete(key)
         return response
+
+    return wrapped
+
+
+site_login = login_throttled(LoginView.as_view())

@@ -119,6 +119,13 @@ class PaymentDecisionView(APIView):
         return Response({"id": payment.pk, "status": payment.status})
 
 
+def label_field(name: str) -> serializers.CharField:
+    """An optional content label, as long as the Stimulus field that stores it allows."""
+    return serializers.CharField(
+        required=False, allow_blank=True, max_length=Stimulus._meta.get_field(name).max_length
+    )
+
+
 class StimulusUploadView(APIView):
     """Upload one video into a study (multipart: `file`, optional `role` and labels)."""
 
@@ -128,10 +135,10 @@ class StimulusUploadView(APIView):
         file = serializers.FileField()
         role = serializers.ChoiceField(choices=Stimulus.Role.choices, default="stimulus")
         prompt = serializers.CharField(required=False, allow_blank=True)
-        action = serializers.CharField(required=False, allow_blank=True)
-        action_class = serializers.CharField(required=False, allow_blank=True)
-        action_subclass = serializers.CharField(required=False, allow_blank=True)
-        source_model = serializers.CharField(required=False, allow_blank=True)
+        action = label_field("action")
+        action_class = label_field("action_class")
+        action_subclass = label_field("action_subclass")
+        source_model = label_field("source_model")
 
     @extend_schema(request={"multipart/form-data": UploadSerializer}, responses=OpenApiTypes.OBJECT)
     def post(self, request, slug: str):

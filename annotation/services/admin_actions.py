@@ -34,14 +34,39 @@ def assignment_pause(*, assignment: Assignment, reason: str, by) -> Assignment:
 
 @transaction.atomic
 def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
-    """A paused or excluded assignment continues where it stopped."""
+    """A paused or excluded assignment continues where it stopped.
+
+    Reopening the assignment of an excluded rater lifts the rater's exclusion from the
+    study: an exclusion is what stops them, so the session could not continue otherwise.
+    Their other excluded assignments stay excluded until reopened one by one.
+    """
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state not in (Assignment.State.PAUSED, Assignment.State.EXCLUDED):
         raise Conflict(
             f"only a paused or excluded assignment can be reopened (it is {assignment.state})"
         )
+    reason = _reason(reason)
+    participation = (
+        Participation.objects.select_for_update(of=("self",))
+        .filter(rater_id=assignment.rater_id, study__sessions=assignment.session_id)
+        .first()
+    )
+    if participation is not None and participation.is_excluded:
+        logger.info(
+            "admin %s lifted the exclusion of rater %s from study %s (it was: %s) "
+            "by reopening assignment %s: %s",
+            by.pk,
+            participation.rater_id,
+            participation.study_id,
+            participation.excluded_reason,
+            assignment.pk,
+            reason,
+        )
+        participation.is_excluded = False
+        participation.excluded_reason = ""
+        participation.save(update_fields=["is_excluded", "excluded_reason"])
     assignment.state = Assignment.State.ACTIVE
-    assignment.admin_note = _reason(reason)
+    assignment.admin_note = reason
     assignment.save(update_fields=["state", "admin_note"])
     logger.info("admin %s reopened assignment %s: %s", by.pk, assignment.pk, reason)
     return assignment

@@ -10,8 +10,10 @@ Manifest columns (header row required, comma-separated, UTF-8):
 - tutorial rows: `tutorial_dimension`, `tutorial_pair` (a label shared by the two
   videos of a pair), `tutorial_kind` (generated or real), `caption`, `explanation`.
 
-Re-importing skips files whose checksum the study already has. A manifest with any
-bad row imports nothing and reports every bad row with its line number.
+Re-importing skips files whose checksum the study already has; a new tutorial pair may
+use such a file as one of its halves. A manifest with any bad row (including a repeated
+column, a row with more fields than the header, a value longer than its field) imports
+nothing and reports every bad row with its line number.
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ def _check_header(header: list[str], dimension_keys: set[str]) -> list[tuple[int
     for column in ("path", "role"):
         if column not in header:
             errors.append((1, f"missing required column '{column}'"))
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    for column in repeated:
+        errors.append((1, f"column '{column}' appears {header.count(column)} times"))
     for column in header:
         if column in KNOWN_COLUMNS:
             continue
@@ -103,9 +108,33 @@ def _check_header(header: list[str], dimension_keys: set[str]) -> list[tuple[int
     return errors
 
 
+def _max_length(model: type, field: str) -> int | None:
+    return model._meta.get_field(field).max_length
+
+
+# Longest value each column may have: the model field it is stored in.
+MAX_LENGTHS: dict[str, int | None] = {
+    **{column: _max_length(Stimulus, column) for column in LABEL_COLUMNS},
+    "tutorial_pair": _max_length(TutorialPair, "label"),
+}
+
+
+def _check_lengths(values: dict[str, str]) -> None:
+    for column, value in values.items():
+        limit = MAX_LENGTHS.get(column)
+        if limit is not None and len(value) > limit:
+            raise ValueError(f"{column} is {len(value)} characters long, at most {limit} allowed")
+
+
 def _parse_row(
     line: int, raw: dict[str, str], *, base_dir: Path, study: Study, dimension_keys: list[str]
 ) -> ManifestRow:
+    if None in raw:  # csv.DictReader's key for the fields beyond the header
+        fields = len(raw) - 1 + len(raw[None])
+        raise ValueError(
+            f"{fields} fields but the header has {len(raw) - 1} columns "
+            "(quote a value that contains a comma)"
+        )
     path_text = (raw.get("path") or "").strip()
     if not path_text:
         raise ValueError("empty path")
@@ -114,6 +143,9 @@ def _parse_row(
         path = base_dir / path
     if not path.is_file():
         raise ValueError(f"file not found: {path_text}")
+    name_limit = _max_length(Stimulus, "original_name")
+    if len(path.name) > name_limit:
+        raise ValueError(f"the file name is longer than {name_limit} characters")
     role = (raw.get("role") or "").strip().lower()
     if role not in Stimulus.Role.values:
         raise ValueError(f"unknown role {role!r} (one of {', '.join(Stimulus.Role.values)})")
@@ -151,6 +183,7 @@ def _parse_row(
         if tutorial["tutorial_kind"] not in ("generated", "real"):
             raise ValueError("tutorial_kind must be 'generated' or 'real'")
     labels = {column: (raw.get(column) or "").strip() for column in LABEL_COLUMNS}
+    _check_lengths({**labels, **tutorial})
     return ManifestRow(line, path, role, sha256_file(path), labels, tutorial, expert)
 
 
@@ -169,6 +202,55 @@ def _check_tutorial_pairs(rows: list[ManifestRow]) -> list[tuple[int, str]]:
         elif members[0].tutorial["tutorial_dimension"] != members[1].tutorial["tutorial_dimension"]:
             errors.append((members[1].line, f"tutorial pair {label!r} mixes dimensions"))
     return errors
+
+
+def _tutorial_pairs_to_create(
+    rows: list[ManifestRow], *, study: Study, stored: dict[str, Stimulus]
+) -> tuple[dict[str, dict[str, ManifestRow]], list[tuple[int, str]]]:
+    """The manifest's complete tutorial pairs that the study does not have yet.
+
+    A half may be a video the study already has (a re-import adding a pair that reuses
+    a video): the pair is made with the stored stimulus, which must be a tutorial video.
+    A label the study already uses must name the same two videos.
+    """
+    pairs: dict[str, dict[str, ManifestRow]] = {}
+    for row in rows:
+        if row.role == Stimulus.Role.TUTORIAL:
+            pairs.setdefault(row.tutorial["tutorial_pair"], {})[row.tutorial["tutorial_kind"]] = row
+    existing = {
+        pair.label: pair
+        for pair in TutorialPair.objects.filter(study=study, label__in=pairs).select_related(
+            "generated", "real"
+        )
+    }
+    to_create: dict[str, dict[str, ManifestRow]] = {}
+    errors = []
+    for label, members in pairs.items():
+        if set(members) != {"generated", "real"}:
+            continue  # incomplete: reported by _check_tutorial_pairs
+        first_line = min(row.line for row in members.values())
+        pair = existing.get(label)
+        if pair is not None:
+            if (pair.generated.checksum, pair.real.checksum) != (
+                members["generated"].checksum,
+                members["real"].checksum,
+            ):
+                errors.append(
+                    (
+                        first_line,
+                        f"the study already has a tutorial pair {label!r} of other videos "
+                        "(give this pair another label)",
+                    )
+                )
+            continue  # imported before
+        for row in members.values():
+            known = stored.get(row.checksum)
+            if known is not None and known.role != Stimulus.Role.TUTORIAL:
+                errors.append(
+                    (row.line, f"the study already has this file as a {known.role} video")
+                )
+        to_create[label] = members
+    return to_create, errors
 
 
 def study_import_manifest(
@@ -220,23 +302,23 @@ def study_import_manifest(
         else:
             first_line_of[row.checksum] = row.line
     errors.extend(_check_tutorial_pairs(rows))
+    stored = {
+        stimulus.checksum: stimulus
+        for stimulus in Stimulus.objects.filter(study=study, checksum__in=first_line_of)
+    }
+    new_pairs, pair_errors = _tutorial_pairs_to_create(rows, study=study, stored=stored)
+    errors.extend(pair_errors)
     if errors:
         errors.sort()
         logger.warning("import into %s refused: %s", study.slug, errors)
         raise ImportFailed(errors)
 
     report = ImportReport()
-    known = set(
-        Stimulus.objects.filter(study=study, checksum__in=first_line_of).values_list(
-            "checksum", flat=True
-        )
-    )
     written: list[str] = []
     try:
         with transaction.atomic():
-            pairs: dict[str, tuple[ManifestRow, dict[str, Stimulus]]] = {}
             for row in rows:
-                if row.checksum in known:
+                if row.checksum in stored:
                     report.skipped.append((row.line, "already imported (same checksum)"))
                     continue
                 stimulus = Stimulus(
@@ -255,20 +337,17 @@ def study_import_manifest(
                     for key, (m, s) in row.expert.items()
                 )
                 report.created.append(stimulus.pk)
-                if row.role == Stimulus.Role.TUTORIAL:
-                    _, members = pairs.setdefault(row.tutorial["tutorial_pair"], (row, {}))
-                    members[row.tutorial["tutorial_kind"]] = stimulus
-            for label, (row, pair) in pairs.items():
-                if len(pair) < 2:
-                    continue  # the other half was imported before
+                stored[row.checksum] = stimulus
+            for label, members in new_pairs.items():
+                first = min(members.values(), key=lambda row: row.line)
                 TutorialPair.objects.create(
                     study=study,
                     label=label,
-                    dimension=dimensions[row.tutorial["tutorial_dimension"]],
-                    generated=pair["generated"],
-                    real=pair["real"],
-                    caption=row.tutorial["caption"],
-                    explanation=row.tutorial["explanation"],
+                    dimension=dimensions[first.tutorial["tutorial_dimension"]],
+                    generated=stored[members["generated"].checksum],
+                    real=stored[members["real"].checksum],
+                    caption=first.tutorial["caption"],
+                    explanation=first.tutorial["explanation"],
                     order=TutorialPair.objects.filter(study=study).count(),
                 )
                 report.tutorial_pairs += 1

@@ -100,7 +100,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Local directory of metric checkpoints (CLIP, DINO); nothing is ever downloaded.
 MOSAIC_WEIGHTS_DIR = Path(env.str("MOSAIC_WEIGHTS_DIR", default=str(VAR_DIR / "weights")))
 # sha256 of each weight file, relative to MOSAIC_WEIGHTS_DIR, pinned by whoever installs
-# the weights: "clip/model.safetensors=<sha256>,dino/model.safetensors=<sha256>".
+# the weights: "openai-clip-vit-base-patch32/model.safetensors=<sha256>,
+# facebook-dino-vitb16/model.safetensors=<sha256>" (media_pipeline/metrics/registry.py).
 MOSAIC_WEIGHT_SHA256 = env.dict("MOSAIC_WEIGHT_SHA256", default={})
 
 REST_FRAMEWORK = {
@@ -151,6 +152,8 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Each process's own memory unless CACHE_URL names one: enough for one process (the
+# embedded default, the tests); production settings insist on a shared Redis cache.
 CACHES = {
     "default": env.cache("CACHE_URL", default="locmemcache://mosaic"),
 }

@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, env
+from config.settings.base import CELERY_BROKER_URL, DATABASES, env
 
 DEBUG = False
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
@@ -12,11 +12,22 @@ if not SECRET_KEY or SECRET_KEY.startswith("insecure") or len(SECRET_KEY) < 50:
         "DJANGO_SECRET_KEY must be set in the environment (at least 50 random characters) "
         "for production settings."
     )
+# Words of the placeholder in deploy/env.example and of the usual "change me" values: a
+# random key of 50+ characters contains none of them by chance.
+_placeholder_words = ("replace", "change", "example", "placeholder", "secret-key")
+if len(set(SECRET_KEY)) < 5 or any(word in SECRET_KEY.lower() for word in _placeholder_words):
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is a placeholder (the value from deploy/env.example or another "
+        "made-up one): make a random key, e.g. with "
+        '`python3 -c "import secrets; print(secrets.token_urlsafe(50))"`.'
+    )
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+# The container's health check (config/healthcheck.py) asks gunicorn over plain http.
+SECURE_REDIRECT_EXEMPT = [r"^api/health/$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
@@ -37,3 +48,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.boo
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         server_side_binding=True, prepare_threshold=5
     )
+
+# The sign-in throttle counts failures in the cache, so every gunicorn worker (and every
+# web container) must share it: CACHE_URL, else the broker's Redis; never in-process.
+_cache_url = env.str("CACHE_URL", default="") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+if not _cache_url.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured(
+        "production settings need a cache shared by all workers: set CACHE_URL "
+        "(e.g. redis://redis:6379/1) or a Redis CELERY_BROKER_URL."
+    )
+CACHES = {
+    "default": env.cache_url_config(
+        _cache_url, backend="django.core.cache.backends.redis.RedisCache"
+    ),
+}

@@ -1,11 +1,12 @@
 import pytest
 from django.contrib.auth.models import Group
+from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, Payment
+from annotation.models import Assignment, Participation, Payment, Stimulus
 from annotation.roles import RESEARCHERS_GROUP
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -55,13 +56,11 @@ def test_pause_and_reopen_an_assignment():
     admin = client_for("admin")
     response = admin.post(f"/api/assignments/{assignment.pk}/pause/", {"reason": "odd timing"})
     assert response.json() == {"id": assignment.pk, "state": "paused"}
-    item = rater.get(tiny.base + "next/").json()["item"]
-    refused = rater.post(
-        tiny.base + "answers/",
-        answer(str(assignment.order[2]) if item is None else item["id"]),
-        format="json",
-    )
-    assert refused.status_code == 403
+    paused = rater.get(tiny.base + "next/").json()
+    assert (paused["step"], paused["item"]) == ("paused", None)
+    current = Stimulus.objects.get(pk=assignment.order[assignment.position])
+    held = rater.post(tiny.base + "answers/", answer(str(current.public_id)), format="json")
+    assert (held.status_code, held.json()["error"]) == (423, "paused")
     assert (
         admin.post(f"/api/assignments/{assignment.pk}/reopen/", {"reason": "ok"}).json()["state"]
         == "active"
@@ -86,6 +85,76 @@ def test_exclude_a_rater():
     )
     assert Assignment.objects.get().state == "excluded"
     assert rater.get(tiny.base + "state/").json()["step"] == "not_eligible"
+
+
+def test_reopening_an_excluded_assignment_lifts_the_exclusion(caplog):
+    # given: a rater excluded in the middle of their session
+    tiny = tiny_study(rest_every=0)
+    rater, assignment = started(tiny)
+    admin = client_for("admin")
+    admin.post(f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "line clicking"})
+    # when: the admin reopens it
+    response = admin.post(f"/api/assignments/{assignment.pk}/reopen/", {"reason": "my mistake"})
+    # then: the rater continues, and the monitor and the log say so
+    assert response.json() == {"id": assignment.pk, "state": "active"}
+    participation = Participation.objects.get()
+    assert (participation.is_excluded, participation.excluded_reason) == (False, "")
+    assert rater.get(tiny.base + "state/").json()["step"] == "rating"
+    item = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    row = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()["assignments"][0]
+    assert (row["state"], row["rater_excluded"], row["rater_excluded_reason"]) == (
+        "active",
+        False,
+        "",
+    )
+    assert "lifted the exclusion" in caplog.text and "line clicking" in caplog.text
+
+
+def test_the_monitor_shows_that_a_finished_rater_was_excluded():
+    # given: a rater who finished their session
+    tiny = tiny_study(rest_every=0)
+    _, assignment = started(tiny, answers=8)
+    assert Assignment.objects.get().state == "finished"
+    admin = client_for("admin")
+    # when: they are excluded afterwards
+    admin.post(f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "cheat"})
+    # then: the finished row carries the exclusion
+    row = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()["assignments"][0]
+    assert (row["state"], row["rater_excluded"], row["rater_excluded_reason"]) == (
+        "finished",
+        True,
+        "cheat",
+    )
+
+
+def test_the_monitor_takes_a_fixed_number_of_queries(django_assert_num_queries):
+    tiny = tiny_study(rest_every=0)
+    for _ in range(3):
+        started(tiny)
+    admin = client_for("admin")
+    for assignment in Assignment.objects.all()[:2]:
+        admin.post(f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "x"})
+    with django_assert_num_queries(8):
+        body = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()
+    assert sorted(row["rater_excluded"] for row in body["assignments"]) == [False, True, True]
+
+
+@pytest.mark.parametrize(("field", "limit"), [("action_class", 60), ("source_model", 120)])
+def test_an_upload_with_a_label_too_long_for_its_field_is_refused(field, limit):
+    # given
+    study = make_study()
+    video = SimpleUploadedFile("clip.mp4", b"not probed: the labels are checked first")
+    # when
+    response = client_for("admin").post(
+        f"/api/studies/{study.slug}/stimuli/",
+        {"file": video, field: "y" * (limit + 1)},
+        format="multipart",
+    )
+    # then: a 400 naming the field, not a database error
+    assert response.status_code == 400
+    assert response.json() == {field: [f"Ensure this field has no more than {limit} characters."]}
+    assert Stimulus.objects.count() == 0
 
 
 def test_approve_a_payment_once():

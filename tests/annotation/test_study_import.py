@@ -5,7 +5,15 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.errors import ImportFailed
-from annotation.models import ExpertScore, Session, SessionItem, Stimulus, TutorialPair
+from annotation.models import (
+    Dimension,
+    ExpertScore,
+    Session,
+    SessionItem,
+    Stimulus,
+    Study,
+    TutorialPair,
+)
 from annotation.services.studies import study_build_sessions
 from annotation.services.study_import import study_import_manifest
 from tests.factories import make_study
@@ -162,6 +170,137 @@ def test_bad_rows_are_reported_with_line_numbers_and_nothing_is_imported(
     assert not any(Path(settings.MEDIA_ROOT).rglob("*.mp4"))
 
 
+def write_text_manifest(folder: Path, text: str, *videos: str) -> Path:
+    for name in videos:
+        (folder / name).write_bytes(f"video bytes of {name}".encode())
+    manifest = folder / "manifest.csv"
+    manifest.write_text(text)
+    return manifest
+
+
+def test_a_row_with_more_fields_than_the_header_is_refused(tmp_path):
+    # given: an unquoted comma in a prompt
+    study = make_study()
+    manifest = write_text_manifest(
+        tmp_path,
+        "path,role,prompt,action\n"
+        "a.mp4,stimulus,a man, running,Running\n"
+        'b.mp4,stimulus,"a man, running",Running\n',
+        "a.mp4",
+        "b.mp4",
+    )
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then
+    assert caught.value.errors == [
+        (2, "5 fields but the header has 4 columns (quote a value that contains a comma)")
+    ]
+    assert Stimulus.objects.count() == 0
+
+
+def test_a_repeated_column_is_refused(tmp_path):
+    study = make_study()
+    manifest = write_text_manifest(
+        tmp_path, "path,role,prompt,prompt\na.mp4,stimulus,first,second\n", "a.mp4"
+    )
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    assert caught.value.errors == [(1, "column 'prompt' appears 2 times")]
+    assert Stimulus.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("column", "limit"),
+    [("action_class", 60), ("action", 120), ("source_model", 120), ("tutorial_pair", 80)],
+)
+def test_a_value_longer_than_its_field_is_reported_on_its_line(tmp_path, settings, column, limit):
+    # given: one character too many
+    study = make_study()
+    rows = good_rows()
+    rows[8 if column == "tutorial_pair" else 3][column] = "x" * (limit + 1)
+    manifest = write_manifest(tmp_path, rows)
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: a report, not a database error, and nothing stored
+    line = 10 if column == "tutorial_pair" else 5
+    expected = [(line, f"{column} is {limit + 1} characters long, at most {limit} allowed")]
+    if column == "tutorial_pair":  # the other half's pair is then incomplete
+        expected = [(9, "tutorial pair 'p1' needs one generated and one real video"), *expected]
+    assert caught.value.errors == expected
+    assert Stimulus.objects.count() == 0
+    assert not any(Path(settings.MEDIA_ROOT).rglob("*.mp4"))
+
+
+def tutorial_rows(pair: str, generated: str, real: str) -> list[dict]:
+    return [
+        {
+            "path": path,
+            "role": "tutorial",
+            "tutorial_dimension": "subject",
+            "tutorial_pair": pair,
+            "tutorial_kind": kind,
+            "caption": f"caption of {pair}",
+        }
+        for path, kind in ((generated, "generated"), (real, "real"))
+    ]
+
+
+def test_a_new_tutorial_pair_may_reuse_a_video_imported_before(tmp_path):
+    # given: pair p1 imported
+    study = make_study()
+    study_import_manifest(
+        study=study, manifest=write_manifest(tmp_path, tutorial_rows("p1", "g.mp4", "r.mp4"))
+    )
+    # when: a pair p2 with the same generated video and a new real one
+    report = study_import_manifest(
+        study=study, manifest=write_manifest(tmp_path, tutorial_rows("p2", "g.mp4", "r2.mp4"))
+    )
+    # then: p2 is made with the stored generated video
+    assert (len(report.created), report.skipped, report.tutorial_pairs) == (
+        1,
+        [(2, "already imported (same checksum)")],
+        1,
+    )
+    p1, p2 = TutorialPair.objects.filter(study=study).order_by("label")
+    assert (p2.label, p2.generated_id, p2.real.original_name) == ("p2", p1.generated_id, "r2.mp4")
+    assert p2.caption == "caption of p2"
+
+
+def test_a_tutorial_label_already_used_for_other_videos_is_reported(tmp_path):
+    study = make_study()
+    study_import_manifest(
+        study=study, manifest=write_manifest(tmp_path, tutorial_rows("p1", "g.mp4", "r.mp4"))
+    )
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(
+            study=study, manifest=write_manifest(tmp_path, tutorial_rows("p1", "g.mp4", "r2.mp4"))
+        )
+    assert caught.value.errors == [
+        (
+            2,
+            "the study already has a tutorial pair 'p1' of other videos "
+            "(give this pair another label)",
+        )
+    ]
+    assert Stimulus.objects.filter(study=study).count() == 2
+
+
+def test_a_tutorial_half_stored_as_another_role_is_reported(tmp_path):
+    study = make_study()
+    study_import_manifest(
+        study=study,
+        manifest=write_manifest(tmp_path, [{"path": "g.mp4", "role": "stimulus"}]),
+    )
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(
+            study=study, manifest=write_manifest(tmp_path, tutorial_rows("p1", "g.mp4", "r.mp4"))
+        )
+    assert caught.value.errors == [(2, "the study already has this file as a stimulus video")]
+    assert TutorialPair.objects.count() == 0
+
+
 def test_unknown_dimension_column_is_refused(tmp_path):
     study = make_study()
     rows = good_rows()
@@ -234,6 +373,50 @@ def test_command_reports_bad_rows(tmp_path):
     assert str(caught.value) == (
         "1 bad row(s), nothing imported:\nline 7: subject_mean is not a number: 'x'"
     )
+
+
+def test_a_study_created_for_a_failed_import_is_not_left_behind(tmp_path):
+    rows = good_rows()
+    rows[0].update(_missing=True, path="gone.mp4")
+    manifest = write_manifest(tmp_path, rows)
+    with pytest.raises(CommandError) as caught:
+        call_command("import_study", str(manifest), "--study", "new", "--create", "New")
+    assert "line 2: file not found: gone.mp4" in str(caught.value)
+    assert not Study.objects.filter(slug="new").exists()
+    assert not Dimension.objects.exists()
+
+
+def test_an_existing_study_stays_when_its_import_fails(tmp_path):
+    study = make_study()
+    rows = good_rows()
+    rows[0].update(_missing=True, path="gone.mp4")
+    with pytest.raises(CommandError):
+        call_command("import_study", str(write_manifest(tmp_path, rows)), "--study", study.slug)
+    assert Study.objects.filter(pk=study.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("slug", "name", "message"),
+    [
+        (
+            "Bad Slug!",
+            "New",
+            "--study 'Bad Slug!': Enter a valid “slug” consisting of letters, numbers, "
+            "underscores or hyphens.",
+        ),
+        (
+            "new",
+            "N" * 300,
+            "cannot create the study: Ensure this value has at most 200 characters (it has 300).",
+        ),
+    ],
+)
+def test_a_bad_study_is_a_command_error(tmp_path, slug, name, message):
+    manifest = write_manifest(tmp_path, good_rows())
+    with pytest.raises(CommandError) as caught:
+        call_command("import_study", str(manifest), "--study", slug, "--create", name)
+    assert str(caught.value) == message
+    assert not Study.objects.exists()
 
 
 def test_session_split_is_seeded_and_last_session_smaller():

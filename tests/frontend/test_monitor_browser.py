@@ -3,6 +3,8 @@
 import pytest
 from django.test import Client
 
+from annotation.models import Assignment, Participation
+from annotation.services.admin_actions import participation_exclude
 from tests.annotation.rater_fixtures import answer, onboard, rater_client
 from tests.factories import UserFactory
 
@@ -36,3 +38,34 @@ def test_the_monitor_follows_a_rater_without_reloading(live_server, context, pag
     row.locator("td").nth(2).filter(has_text="2 / 8").wait_for(timeout=10_000)
     assert row.locator("td").nth(3).inner_text() == "active"
     assert "answers" in page.locator("#progress").inner_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_shows_a_finished_rater_who_was_excluded(
+    live_server, context, page, rater_study
+):
+    # given: a rater who finished their session and was excluded afterwards
+    tiny = rater_study(rest_every=0)
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    while item := rater.get(tiny.base + "next/").json()["item"]:
+        assert (
+            rater.post(tiny.base + "answers/", answer(item["id"]), format="json").status_code == 201
+        )
+    assignment = Assignment.objects.get(rater__user=user)
+    admin = UserFactory(is_staff=True)
+    excluded = participation_exclude(
+        participation=Participation.objects.get(rater__user=user), reason="<b>cheat</b>", by=admin
+    )
+    assert excluded.is_excluded and Assignment.objects.get(pk=assignment.pk).state == "finished"
+    # when: the admin opens the monitor
+    signed_in(context, live_server, admin)
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{assignment.pk}"]')
+    row.wait_for()
+    # then: the row says so, as text, and offers no second exclusion
+    assert row.locator("td").nth(3).inner_text() == "finished"
+    assert row.locator("td").nth(7).inner_text() == "rater excluded: <b>cheat</b>"
+    assert row.locator("button").count() == 0
+    page.select_option("#filter-state", "excluded")
+    assert page.locator("#assignments tbody tr").count() == 1

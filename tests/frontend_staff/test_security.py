@@ -39,6 +39,62 @@ def test_a_good_sign_in_resets_the_count(client, settings):
     assert client.post("/accounts/login/", {"username": "bob", "password": "pw"}).status_code == 302
 
 
+@pytest.mark.parametrize(
+    "variant", ["boss ", " boss", "boss  ", "BOSS", "\uff42\uff4f\uff53\uff53"]
+)
+def test_a_name_the_form_cleans_to_a_locked_name_is_locked_too(client, settings, variant):
+    # given: "boss" locked after three wrong passwords
+    settings.MOSAIC_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="boss")
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": "boss", "password": "x"})
+    # when: the right password under a name the sign-in form cleans to "boss"
+    response = client.post("/accounts/login/", {"username": variant, "password": "pw"})
+    # then: the same counter answers
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+def test_padded_names_share_one_counter(client, settings):
+    # given
+    settings.MOSAIC_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="boss")
+    # when: each failure under a differently padded name
+    codes = [
+        client.post(
+            "/accounts/login/", {"username": "boss" + " " * pad, "password": "x"}
+        ).status_code
+        for pad in range(4)
+    ]
+    # then: the fourth attempt is already refused
+    assert codes == [200, 200, 200, 429]
+
+
+def test_the_admin_sign_in_is_limited_with_the_site_sign_in(client, settings):
+    # given
+    settings.MOSAIC_LOGIN_MAX_FAILURES = 3
+    UserFactory(username="boss", is_staff=True)
+    # when: three wrong passwords on the admin's page
+    codes = [
+        client.post("/admin/login/", {"username": "boss", "password": "x"}).status_code
+        for _ in range(3)
+    ]
+    # then: the right password waits, on the admin's page and on the site's
+    assert codes == [200, 200, 200]
+    assert client.post("/admin/login/", {"username": "boss", "password": "pw"}).status_code == 429
+    assert (
+        client.post("/accounts/login/", {"username": "boss", "password": "pw"}).status_code == 429
+    )
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_admin_sign_in_still_signs_in(client):
+    UserFactory(username="boss", is_staff=True)
+    response = client.post("/admin/login/", {"username": "boss", "password": "pw"})
+    assert response.status_code == 302
+    assert client.get("/admin/login/").status_code == 302  # signed in: on to the index
+
+
 def test_csrf_is_enforced_on_the_api():
     from django.test import Client
 

@@ -2,12 +2,19 @@
 
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_slug
+from django.db import transaction
 
-from annotation.errors import ImportFailed
+from annotation.errors import ApplicationError, ImportFailed
 from annotation.models import Study
 from annotation.services.studies import study_build_sessions, study_create
 from annotation.services.study_import import study_import_manifest
+
+
+def _messages(exc: ValidationError) -> str:
+    return "; ".join(exc.messages)
 
 
 class Command(BaseCommand):
@@ -24,19 +31,28 @@ class Command(BaseCommand):
     def handle(self, *args, manifest: Path, study: str, create: str | None, **options):
         if not manifest.is_file():
             raise CommandError(f"manifest not found: {manifest}")
-        found = Study.objects.filter(slug=study).first()
-        if found is None:
-            if not create:
-                raise CommandError(f"no study '{study}' (use --create NAME to create it)")
-            found = study_create(name=create, slug=study)
+        try:
+            validate_slug(study)
+        except ValidationError as exc:
+            raise CommandError(f"--study {study!r}: {_messages(exc)}") from None
         from media_pipeline.services import stimuli_enqueue_processing
 
+        # A study created here exists only if its import succeeds: one transaction for both.
         try:
-            report = study_import_manifest(
-                study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
-            )
-        except ImportFailed as exc:
-            raise CommandError(exc.message) from None
+            with transaction.atomic():
+                found = Study.objects.filter(slug=study).first()
+                if found is None:
+                    if not create:
+                        raise CommandError(f"no study '{study}' (use --create NAME to create it)")
+                    found = study_create(name=create, slug=study)
+                report = study_import_manifest(
+                    study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
+                )
+        except ValidationError as exc:
+            raise CommandError(f"cannot create the study: {_messages(exc)}") from None
+        except ApplicationError as exc:  # ImportFailed among them
+            prefix = "" if isinstance(exc, ImportFailed) else "cannot create the study: "
+            raise CommandError(prefix + exc.message) from None
         for line, reason in report.skipped:
             self.stdout.write(f"line {line}: skipped, {reason}")
         sessions = [] if options["no_sessions"] else study_build_sessions(study=found)

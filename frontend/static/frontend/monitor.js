@@ -19,6 +19,14 @@ function stateText(row) {
   return row.state === "on_break" ? `on break (${row.break_seconds_left} s)` : row.state;
 }
 
+// The rater's exclusion from the study, which outlives a finished assignment.
+function flagsText(row) {
+  const flags = [];
+  if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
+  if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
+  return flags.join("; ");
+}
+
 async function act(url, csrf, reason) {
   const response = await fetch(url, {
     method: "POST",
@@ -36,7 +44,9 @@ function actionButtons(row, options, refresh) {
   const actions = [];
   if (row.state === "active" || row.state === "on_break") actions.push(["pause", "Pause"]);
   if (row.state === "paused" || row.state === "excluded") actions.push(["reopen", "Reopen"]);
-  if (row.state !== "excluded") actions.push(["exclude-rater", "Exclude rater"]);
+  if (row.state !== "excluded" && !row.rater_excluded) {
+    actions.push(["exclude-rater", "Exclude rater"]);
+  }
   for (const [path, label] of actions) {
     const button = document.createElement("button");
     button.className = "small";
@@ -62,7 +72,9 @@ function render(body, options, refresh) {
   const flaggedOnly = document.getElementById("filter-flagged").checked;
   const tbody = document.querySelector("#assignments tbody");
   const rows = body.assignments.filter(
-    (row) => (!state || row.state === state) && (!flaggedOnly || row.flagged_line_clicker),
+    (row) =>
+      (!state || row.state === state || (state === "excluded" && row.rater_excluded)) &&
+      (!flaggedOnly || row.flagged_line_clicker || row.rater_excluded),
   );
   tbody.replaceChildren(
     ...rows.map((row) => {
@@ -76,7 +88,7 @@ function render(body, options, refresh) {
         cell(row.seconds_per_stimulus),
         cell(formatAgo(row.last_activity_at)),
         cell(row.golden_agreement_plcc === null ? "–" : row.golden_agreement_plcc.toFixed(3)),
-        cell(row.flagged_line_clicker ? `line clicker: ${row.flag_reason}` : ""),
+        cell(flagsText(row)),
         cell(row.stalls),
         actionButtons(row, options, refresh),
       );
