@@ -1,7 +1,8 @@
 """The Django admin, set up for study admins: search, filters and inlines."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import Count, Q
 
 from annotation.models import (
@@ -19,6 +20,7 @@ from annotation.models import (
     Study,
     TutorialPair,
 )
+from annotation.services.studies import study_build_sessions
 
 
 class DimensionInline(admin.TabularInline):
@@ -33,6 +35,7 @@ class ExpertScoreInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    actions = ["build_sessions"]
     list_display = (
         "name",
         "slug",
@@ -116,6 +119,21 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.display(ordering="_sessions", description="sessions")
     def session_count(self, obj):
         return obj._sessions
+
+    @admin.action(description="Split new stimuli into sessions")
+    def build_sessions(self, request, queryset):
+        """After uploads: the stimuli in no session yet become new sessions (as an import
+        does right away)."""
+        for study in queryset:
+            with transaction.atomic():
+                sessions = study_build_sessions(study=study)
+            self.message_user(
+                request,
+                f"{study.name}: {len(sessions)} new session(s)"
+                if sessions
+                else f"{study.name}: every stimulus is already in a session",
+                messages.SUCCESS if sessions else messages.INFO,
+            )
 
 
 class StimulusUploadForm(forms.ModelForm):

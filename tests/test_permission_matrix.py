@@ -35,6 +35,7 @@ MATRIX = [
     ("get", "api/studies/<slug:slug>/progress/", RESEARCH),
     ("get", "api/studies/<slug:slug>/monitor/", {**ADMIN, "admin": 200}),
     ("post", "api/studies/<slug:slug>/stimuli/", {**ADMIN, "admin": 400}),
+    ("post", "api/studies/<slug:slug>/sessions/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/pause/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/reopen/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/exclude-rater/", {**ADMIN, "admin": 200}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import serializers
@@ -12,6 +13,7 @@ from annotation.models import Assignment, Participation, Payment, Stimulus, Stud
 from annotation.monitor import study_monitor
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
+from annotation.services.studies import study_build_sessions
 from annotation.services.uploads import stimulus_upload
 
 
@@ -156,3 +158,20 @@ class StimulusUploadView(APIView):
             },
             status=201,
         )
+
+
+class SessionBuildView(APIView):
+    """Split the study's stimuli that are in no session yet into new sessions (after
+    uploads: an upload adds one video, and sessions are cut from all of them at once)."""
+
+    permission_classes = [IsStudyAdmin]
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        with transaction.atomic():
+            sessions = study_build_sessions(study=study)
+        created = [
+            {"index": s.index, "stimuli": s.items.filter(is_golden=False).count()} for s in sessions
+        ]
+        return Response({"created": created}, status=201 if created else 200)

@@ -22,6 +22,7 @@ urlpatterns = [
     path("studies/<slug:slug>/progress/", staff.StudyProgressView.as_view(), name="progress"),
     path("studies/<slug:slug>/monitor/", staff.MonitorView.as_view(), name="monitor"),
     path("studies/<slug:slug>/stimuli/", staff.StimulusUploadView.as_view(), name="upload"),
+    path("studies/<slug:slug>/sessions/", staff.SessionBuildView.as_view(), name="build-sessions"),
     path(
         "assignments/<int:pk>/pause/",
         staff.AssignmentActionView.as_view(action="pause"),

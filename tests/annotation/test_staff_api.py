@@ -1,12 +1,15 @@
+import io
+
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Participation, Payment, Stimulus
 from annotation.roles import RESEARCHERS_GROUP
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
-from tests.factories import UserFactory, make_study
+from tests.factories import StimulusFactory, UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -204,3 +207,43 @@ def test_permission_matrix(method, url, expected, role):
     data = {"reason": "check", "approve": True}
     response = getattr(client, method)(url, data, format="json")
     assert response.status_code == expected[role], response.content
+
+
+def test_stimuli_in_no_session_are_split_into_sessions_on_request():
+    # given: a study whose three videos came by upload (in no session yet)
+    study = make_study(session_size=2, golden_per_session=0)
+    StimulusFactory.create_batch(3, study=study)
+    admin = client_for("admin")
+    # when
+    first = admin.post(f"/api/studies/{study.slug}/sessions/")
+    again = admin.post(f"/api/studies/{study.slug}/sessions/")
+    # then: two sessions (2 + 1), and nothing more the second time
+    assert first.status_code == 201
+    assert first.json() == {"created": [{"index": 1, "stimuli": 2}, {"index": 2, "stimuli": 1}]}
+    assert (again.status_code, again.json()) == (200, {"created": []})
+    assert study.sessions.count() == 2
+
+
+def test_build_sessions_command_and_admin_action():
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.test import Client
+
+    study = make_study(session_size=2, golden_per_session=0)
+    StimulusFactory.create_batch(2, study=study)
+    out = io.StringIO()
+    call_command("build_sessions", study.slug, stdout=out)
+    assert out.getvalue().strip() == f"{study.slug}: 1 new session(s) (1)"
+    StimulusFactory.create_batch(1, study=study)
+    superuser = User.objects.create_superuser("boss", password="x")
+    client = Client()
+    client.force_login(superuser)
+    response = client.post(
+        "/admin/annotation/study/",
+        {"action": "build_sessions", "_selected_action": [study.pk]},
+        follow=True,
+    )
+    assert f"{study.name}: 1 new session(s)" in response.content.decode()
+    assert list(study.sessions.order_by("index").values_list("index", flat=True)) == [1, 2]
+    with pytest.raises(CommandError, match="no study 'nope'"):
+        call_command("build_sessions", "nope")
