@@ -33,8 +33,27 @@ def normalised_username(raw: str) -> str:
     return field.to_python(raw).casefold()
 
 
+def client_address(request: HttpRequest) -> str:
+    """The client's address as the proxies in front of Django saw it.
+
+    Behind nginx every request comes from nginx's address, so counting failures per
+    REMOTE_ADDR would lock a user name for everyone after a few bad tries. Each of the
+    MOSAIC_PROXY_HOPS trusted proxies appends the address it saw to X-Forwarded-For: the
+    entry that many from the right is the one the outermost trusted proxy saw; entries
+    further left are whatever the client sent, and are not believed."""
+    hops = settings.MOSAIC_PROXY_HOPS
+    if hops > 0:
+        forwarded = [
+            entry.strip() for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")
+        ]
+        forwarded = [entry for entry in forwarded if entry]
+        if len(forwarded) >= hops:
+            return forwarded[-hops]
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def _key(request: HttpRequest) -> str:
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_address(request)
     username = normalised_username(request.POST.get("username") or "")
     digest = hashlib.sha256(f"{address}|{username}".encode()).hexdigest()[:32]
     return f"login-failures:{digest}"

@@ -170,3 +170,7 @@ MOSAIC_SCORE_BATCH = env.int("MOSAIC_SCORE_BATCH", default=8)
 MOSAIC_TRANSCODE_TIMEOUT_S = env.int("MOSAIC_TRANSCODE_TIMEOUT_S", default=25 * 60)
 MOSAIC_LOGIN_MAX_FAILURES = env.int("MOSAIC_LOGIN_MAX_FAILURES", default=5)
 MOSAIC_LOGIN_LOCKOUT_S = env.int("MOSAIC_LOGIN_LOCKOUT_S", default=15 * 60)
+# Proxies in front of Django that each append the address they saw to X-Forwarded-For
+# (nginx in docker-compose.yml: 1; a TLS terminator before it that appends too: 2). The
+# client's address is then the entry that many from the right; 0: REMOTE_ADDR itself.
+MOSAIC_PROXY_HOPS = env.int("MOSAIC_PROXY_HOPS", default=0)

@@ -25,6 +25,7 @@ ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+MOSAIC_PROXY_HOPS = env.int("MOSAIC_PROXY_HOPS", default=1)  # nginx (docker-compose.yml)
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 # The container's health check (config/healthcheck.py) asks gunicorn over plain http.
 SECURE_REDIRECT_EXEMPT = [r"^api/health/$"]

@@ -109,3 +109,25 @@ def test_csrf_is_enforced_on_the_api():
     )
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+def test_behind_a_proxy_failures_count_per_client_address(client, settings):
+    """All requests come from nginx's address; the client's is the one nginx appended to
+    X-Forwarded-For, and what a client writes there itself is not believed."""
+    settings.MOSAIC_PROXY_HOPS = 1
+    settings.MOSAIC_LOGIN_MAX_FAILURES = 2
+    UserFactory(username="cat")
+    nginx = {"REMOTE_ADDR": "172.18.0.5"}
+
+    def sign_in(forwarded: str, password: str) -> int:
+        data = {"username": "cat", "password": password}
+        return client.post(
+            "/accounts/login/", data, HTTP_X_FORWARDED_FOR=forwarded, **nginx
+        ).status_code
+
+    # when: an attacker at 203.0.113.9 fails twice, the second time claiming another address
+    assert sign_in("203.0.113.9", "x") == 200
+    assert sign_in("198.51.100.1, 203.0.113.9", "x") == 200
+    # then: the attacker is locked, and the user at another address is not
+    assert sign_in("203.0.113.9", "pw") == 429
+    assert sign_in("192.0.2.44", "pw") == 302
