@@ -69,3 +69,18 @@ def test_the_monitor_shows_a_finished_rater_who_was_excluded(
     assert row.locator("button").count() == 0
     page.select_option("#filter-state", "excluded")
     assert page.locator("#assignments tbody tr").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_says_when_its_numbers_are_stale(live_server, context, page, rater_study):
+    # given: an admin watching a study
+    tiny = rater_study(rest_every=0)
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    page.locator("#updated").filter(has_text="updated").wait_for()
+    # when: the admin's sign-in is gone (the server refuses the next refresh)
+    context.clear_cookies()
+    # then: the page says the rows are no longer current, instead of keeping quiet
+    page.locator("#updated").filter(has_text="not updated: the server answered 403").wait_for(
+        timeout=10_000
+    )

@@ -108,6 +108,11 @@ export function startMonitor(options) {
       if (response.ok) {
         last = await response.json();
         render(last, options, refresh);
+      } else {
+        // signed out, or the server failing: the rows shown are stale, and say since when
+        const since = last ? "" : " (nothing loaded yet)";
+        document.getElementById("updated").textContent =
+          `not updated: the server answered ${response.status}${since}, retrying`;
       }
     } catch (error) {
       document.getElementById("updated").textContent = "connection lost, retrying";
