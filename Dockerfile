@@ -10,5 +10,10 @@ COPY media_pipeline media_pipeline
 COPY frontend frontend
 COPY manage.py ./
 RUN pip install --no-cache-dir .
+# The containers run as nobody, so what they write must be nobody's: collectstatic's
+# target (/app/var/static) and the media volume's mount point. An empty named volume
+# takes the mount point's owner on first use; weights are mounted read-only.
+RUN mkdir -p /app/var/static /data/media /data/weights \
+    && chown -R nobody:nogroup /app/var /data/media
 USER nobody
 EXPOSE 8000

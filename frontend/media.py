@@ -100,6 +100,7 @@ def video(request, public_id: uuid.UUID):
 @login_required
 def poster(request, public_id: uuid.UUID):
     stimulus = _visible_stimulus(request, public_id)
-    if not stimulus.poster:
+    path = Path(settings.MEDIA_ROOT) / stimulus.poster.name
+    if not stimulus.poster or not os.path.isfile(path):
         raise Http404("no poster")
-    return file_response(request, Path(settings.MEDIA_ROOT) / stimulus.poster.name)
+    return file_response(request, path)

@@ -2,6 +2,7 @@
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Stimulus
 
@@ -27,6 +28,12 @@ class ProcessingJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the job's task should next run: when it was queued, or when its scheduled
+    # retry fires. The sweep (requeue_stale_jobs) sends again only what is overdue.
+    due_at = models.DateTimeField(default=timezone.now)
+    # The PostgreSQL session (backend pid) of the worker running the job: when that
+    # session is gone, so is the worker, and the job may be taken over.
+    runner_session = models.IntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

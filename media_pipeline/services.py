@@ -2,23 +2,55 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Stimulus
 from config.task_dispatch import send_now, send_on_commit
+from media_pipeline.job_liveness import db_session, live_db_sessions, run_abandoned
 from media_pipeline.models import MetricScore, ProcessingJob
 
 logger = logging.getLogger(__name__)
 
+# A transcode runs at most this often (the first run and three retries), however its
+# runs end: time-outs, resource errors, workers lost mid-run.
+TRANSCODE_MAX_ATTEMPTS = 4
+# A retry waits 30 s after the first attempt, 60 s after the second, 120 s after the third.
+TRANSCODE_RETRY_BACKOFF_S = 30
+# OSError numbers of a resource hiccup worth a retry (a full disk, a network mount away);
+# any other OSError (permissions, a path that is not a folder) fails the job at once.
+RETRYABLE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EIO,
+        errno.ESTALE,
+        errno.ETIMEDOUT,
+        errno.EAGAIN,
+        errno.EBUSY,
+        errno.EINTR,
+        errno.ENOMEM,
+        errno.EMFILE,
+        errno.ENFILE,
+    }
+)
+
 
 class TransientProcessingError(Exception):
-    """Worth retrying: a time-out or a resource hiccup, not a bad file."""
+    """Worth retrying: a time-out or a resource hiccup, not a bad file. The job is queued
+    again, due in `countdown_s` seconds; the task sends it again then."""
+
+    def __init__(self, message: str, *, countdown_s: int):
+        super().__init__(message)
+        self.countdown_s = countdown_s
 
 
 def stimuli_enqueue_processing(stimulus_ids: Iterable[int]) -> list[int]:
@@ -50,7 +82,13 @@ def stimuli_enqueue_processing(stimulus_ids: Iterable[int]) -> list[int]:
 
 
 def _claim(job_id: int) -> ProcessingJob | None:
-    """Lock the job and mark it running; None when there is nothing left to do."""
+    """Lock the job and mark it running; None when there is nothing left to do.
+
+    A job another worker is running is not taken: a duplicate message is dropped (if
+    that worker dies, its own unacknowledged message is delivered again and finds the
+    job abandoned). A job out of attempts fails instead of running once more.
+    """
+    now = timezone.now()
     with transaction.atomic():
         job = (
             ProcessingJob.objects.select_for_update()
@@ -60,10 +98,24 @@ def _claim(job_id: int) -> ProcessingJob | None:
         )
         if job is None or job.status in (ProcessingJob.Status.DONE, ProcessingJob.Status.FAILED):
             return None
+        if job.status == ProcessingJob.Status.RUNNING and not run_abandoned(
+            job, now=now, live_sessions=live_db_sessions([job.runner_session])
+        ):
+            logger.info("transcode job %s is running in another worker: not run twice", job.pk)
+            return None
+        if job.attempts >= TRANSCODE_MAX_ATTEMPTS:
+            last = f"; the last: {job.error}" if job.error else ""
+            _fail(
+                job,
+                f"gave up after {job.attempts} attempts: the transcode never finished "
+                f"(the worker was lost or stopped){last}",
+            )
+            return None
         job.status = ProcessingJob.Status.RUNNING
         job.attempts += 1
-        job.started_at = timezone.now()
-        job.save(update_fields=["status", "attempts", "started_at"])
+        job.started_at = now
+        job.runner_session = db_session()
+        job.save(update_fields=["status", "attempts", "started_at", "runner_session"])
         Stimulus.objects.filter(pk=job.stimulus_id).update(status=Stimulus.Status.PROCESSING)
     return job
 
@@ -79,13 +131,41 @@ def _fail(job: ProcessingJob, message: str) -> None:
     logger.warning("transcode of stimulus %s failed: %s", job.stimulus_id, message)
 
 
-def transcode_job_run(*, job_id: int) -> None:
+def _retry_or_fail(job: ProcessingJob, message: str, *, retry_allowed: bool) -> None:
+    """Queue the job again, due after a back-off, and raise TransientProcessingError for
+    the task to send it then; fail it when it is out of attempts or nobody can retry."""
+    if not retry_allowed:
+        _fail(job, f"{message} (not retried: tasks run in-process, with no worker to retry)")
+        return
+    if job.attempts >= TRANSCODE_MAX_ATTEMPTS:
+        _fail(job, f"gave up after {job.attempts} attempts; the last: {message}")
+        return
+    countdown_s = TRANSCODE_RETRY_BACKOFF_S * 2 ** (job.attempts - 1)
+    ProcessingJob.objects.filter(pk=job.pk).update(
+        status=ProcessingJob.Status.QUEUED,
+        error=message,
+        due_at=timezone.now() + timezone.timedelta(seconds=countdown_s),
+    )
+    raise TransientProcessingError(message, countdown_s=countdown_s)
+
+
+def rendition_stem(stimulus: Stimulus) -> str:
+    """The rendition's and poster's file name: the content checksum and the stimulus. A
+    stimulus owns its files: the same video in two studies (one with `drop_audio`) gets
+    two renditions, and no run ever writes, cleans up or replaces another's."""
+    return f"{stimulus.checksum}-{stimulus.pk}"
+
+
+def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
     """Transcode a stimulus into its browser rendition; safe to run again at any point.
 
-    A finished job is skipped. The rendition is written under a name derived from the
-    content checksum, atomically, so a re-run after a crash overwrites nothing good.
-    A bad file (corrupt, empty, not a video) ends the job as FAILED with an admin's
-    message; a time-out raises TransientProcessingError for the task to retry.
+    A finished job, or one running in another worker, is skipped. The rendition is
+    written under `rendition_stem`, atomically, so a re-run after a crash overwrites
+    nothing good. A bad file (corrupt, empty, not a video) or an error that no retry
+    mends (permissions, an unexpected exception) ends the job as FAILED with an admin's
+    message; a time-out or a resource hiccup (a full disk) queues it again and raises
+    TransientProcessingError for the task to retry, up to TRANSCODE_MAX_ATTEMPTS runs
+    (`retry_allowed=False`, for tasks run in-process, fails it at once).
     """
     from media_pipeline import ffmpeg
 
@@ -93,7 +173,6 @@ def transcode_job_run(*, job_id: int) -> None:
     if job is None:
         return
     stimulus = job.stimulus
-    out_dir = Path(settings.MEDIA_ROOT) / "renditions" / stimulus.checksum[:2]
 
     def on_progress(fraction: float) -> None:
         ProcessingJob.objects.filter(pk=job.pk).update(progress=round(fraction, 3))
@@ -101,17 +180,12 @@ def transcode_job_run(*, job_id: int) -> None:
     try:
         result = ffmpeg.transcode(
             src=Path(stimulus.source_file.path),
-            out_dir=out_dir,
+            out_dir=Path(settings.MEDIA_ROOT) / "renditions" / stimulus.checksum[:2],
             keep_audio=not stimulus.study.drop_audio,
             on_progress=on_progress,
             timeout_s=settings.MOSAIC_TRANSCODE_TIMEOUT_S,
-            stem=stimulus.checksum,
+            stem=rendition_stem(stimulus),
         )
-    except ffmpeg.TranscodeTimeout as exc:
-        ProcessingJob.objects.filter(pk=job.pk).update(
-            status=ProcessingJob.Status.QUEUED, error=str(exc)
-        )
-        raise TransientProcessingError(str(exc)) from exc
     except ffmpeg.MediaError as exc:
         # Name the file as the admin knows it, not by its storage name.
         _fail(
@@ -120,6 +194,24 @@ def transcode_job_run(*, job_id: int) -> None:
                 Path(stimulus.source_file.name).name,
                 stimulus.original_name or stimulus.source_file.name,
             ),
+        )
+        return
+    except (ffmpeg.TransientMediaError, SoftTimeLimitExceeded) as exc:
+        _retry_or_fail(job, str(exc) or "transcode timed out", retry_allowed=retry_allowed)
+        return
+    except OSError as exc:
+        message = f"transcode failed: {exc}"
+        if exc.errno in RETRYABLE_ERRNOS:
+            _retry_or_fail(job, message, retry_allowed=retry_allowed)
+        else:
+            _fail(job, message)
+        return
+    except Exception as exc:
+        logger.exception("transcode of stimulus %s broke", stimulus.pk)
+        _fail(
+            job,
+            f"transcode failed: unexpected {type(exc).__name__}: {exc} "
+            "(the worker's log has the traceback)",
         )
         return
 
@@ -213,7 +305,9 @@ def score_job_run(*, job_id: int) -> None:
                 _score_job_fail(job, exc)
                 rest = [j.pk for j in jobs[position + 1 :]]
                 ProcessingJob.objects.filter(pk__in=rest).update(
-                    status=ProcessingJob.Status.QUEUED  # requeue_stale_jobs sends them again
+                    # requeue_stale_jobs sends them again
+                    status=ProcessingJob.Status.QUEUED,
+                    due_at=timezone.now(),
                 )
                 return
             if scored.error is not None:
@@ -244,12 +338,15 @@ def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
             .order_by("created_at", "pk")[: max(batch - 1, 0)]
         )
         jobs = [job, *others]
-        now = timezone.now()
+        now, session = timezone.now(), db_session()
         for claimed in jobs:
             claimed.status = ProcessingJob.Status.RUNNING
             claimed.attempts += 1
             claimed.started_at = now
-        ProcessingJob.objects.bulk_update(jobs, ["status", "attempts", "started_at"])
+            claimed.runner_session = session
+        ProcessingJob.objects.bulk_update(
+            jobs, ["status", "attempts", "started_at", "runner_session"]
+        )
     return jobs
 
 
@@ -293,23 +390,37 @@ def _score_job_store(job: ProcessingJob, report) -> None:
 
 
 def requeue_stale_jobs(*, older_than_s: int = 300) -> list[int]:
-    """Send again every job still queued after `older_than_s` seconds: its first send
-    was lost (the broker was down) or its message expired. Running jobs are left to
-    the broker's redelivery. Sending twice is harmless: a job runs once (row lock)."""
+    """Send again every job still queued `older_than_s` seconds after it was due: its send
+    was lost (the broker was down), its message expired or its scheduled retry never
+    came. A job waiting for a scheduled retry is due only when the retry fires, so it is
+    not sent twice. A running job whose run cannot still be going (past the task's hard
+    time limit, or its worker's database session is gone) is queued and sent again.
+    Sending twice is harmless: a job runs once (row lock; a running job is not taken)."""
     from media_pipeline.tasks import score_stimulus, transcode_stimulus
 
     tasks = {
         ProcessingJob.Kind.TRANSCODE: transcode_stimulus,
         ProcessingJob.Kind.SCORE: score_stimulus,
     }
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_s)
-    sent = []
+    now = timezone.now()
+    running = list(ProcessingJob.objects.filter(status=ProcessingJob.Status.RUNNING))
+    live = live_db_sessions(job.runner_session for job in running)
+    reclaimed = [
+        job.pk
+        for job in running
+        if run_abandoned(job, now=now, live_sessions=live)
+        # only if no worker took it over meanwhile
+        and ProcessingJob.objects.filter(
+            pk=job.pk, status=ProcessingJob.Status.RUNNING, started_at=job.started_at
+        ).update(status=ProcessingJob.Status.QUEUED, due_at=now)
+    ]
+    if reclaimed:
+        logger.warning("took back %d abandoned running job(s): %s", len(reclaimed), reclaimed)
+    cutoff = now - timezone.timedelta(seconds=older_than_s)
     stale = ProcessingJob.objects.filter(
-        status=ProcessingJob.Status.QUEUED, created_at__lt=cutoff
+        Q(pk__in=reclaimed) | Q(due_at__lt=cutoff), status=ProcessingJob.Status.QUEUED
     ).values_list("pk", "kind")
-    for pk, kind in stale:
-        if send_now(tasks[kind], pk):
-            sent.append(pk)
+    sent = [pk for pk, kind in stale if send_now(tasks[kind], pk)]
     if sent:
         logger.info("requeued %d stale job(s)", len(sent))
     return sent

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from media_pipeline.job_liveness import SCORE_TIME_LIMIT_S, TRANSCODE_TIME_LIMIT_S
 from media_pipeline.services import (
     TransientProcessingError,
     requeue_stale_jobs,
@@ -14,21 +15,23 @@ from media_pipeline.services import (
     bind=True,
     acks_late=True,  # idempotent: a job killed mid-transcode is redelivered and redone
     reject_on_worker_lost=True,
-    autoretry_for=(TransientProcessingError,),
-    retry_backoff=30,
-    max_retries=3,
-    soft_time_limit=30 * 60,
-    time_limit=31 * 60,
+    max_retries=None,  # the job row counts the attempts (services.TRANSCODE_MAX_ATTEMPTS)
+    soft_time_limit=TRANSCODE_TIME_LIMIT_S - 60,
+    time_limit=TRANSCODE_TIME_LIMIT_S,
 )
 def transcode_stimulus(self, job_id: int) -> None:
-    transcode_job_run(job_id=job_id)
+    try:
+        # In-process (eager) there is no worker to send a retry to later.
+        transcode_job_run(job_id=job_id, retry_allowed=not self.request.is_eager)
+    except TransientProcessingError as exc:
+        raise self.retry(exc=exc, countdown=exc.countdown_s) from exc
 
 
 @shared_task(
     acks_late=True,  # idempotent per (video, metric, version)
     reject_on_worker_lost=True,
-    soft_time_limit=20 * 60,
-    time_limit=21 * 60,
+    soft_time_limit=SCORE_TIME_LIMIT_S - 60,
+    time_limit=SCORE_TIME_LIMIT_S,
 )
 def score_stimulus(job_id: int) -> None:
     score_job_run(job_id=job_id)

@@ -69,6 +69,47 @@ def test_every_command_in_compose_exists_in_the_project():
         assert (ROOT / path).is_file()
 
 
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """(instruction, arguments) per Dockerfile line, continuation lines joined."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+def test_the_image_user_owns_every_folder_the_services_write(settings):
+    # given: what the image's services write: collectstatic's target and each volume
+    # mounted writable (an empty named volume takes its mount point's owner)
+    instructions = dockerfile_instructions()
+    user = [args for name, args in instructions if name == "USER"][-1]
+    workdir = Path([args for name, args in instructions if name == "WORKDIR"][-1])
+    static = workdir / Path(settings.STATIC_ROOT).relative_to(ROOT)
+    mounts = [volume.split(":") for volume in compose()["x-app"]["volumes"]]
+    writable = [Path(static)] + [Path(m[1]) for m in mounts if m[2:] != ["ro"]]
+    # when: the commands run as root before the image switches to its user
+    before_user = instructions[: instructions.index(("USER", user))]
+    commands = [
+        shlex.split(step)
+        for name, args in before_user
+        if name == "RUN"
+        for step in args.split("&&")
+    ]
+    created = {Path(a) for c in commands if c[:2] == ["mkdir", "-p"] for a in c[2:]}
+    owned = {
+        Path(a)
+        for c in commands
+        if c[:2] == ["chown", "-R"] and c[2].split(":")[0] == user
+        for a in c[3:]
+    }
+    # then
+    for folder in writable:
+        assert folder in created, f"{folder} is not made in the image"
+        assert any(folder == o or o in folder.parents for o in owned), f"{folder} is root's"
+
+
 def run_manage(*args: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -121,16 +162,154 @@ def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
     assert "DJANGO_SECRET_KEY must be set in the environment" in result.stderr
 
 
-def test_production_settings_pass_deploy_checks(tmp_path):
-    env = clean_env(
+GOOD_SECRET = "k" * 20 + "Zq8#vT2!pL0@xR5$mN7^bW4&cY1*dF6(" + "j" * 10
+
+
+def production_env(tmp_path, **extra: str) -> dict:
+    settings = dict(
         DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_ALLOWED_HOSTS="example.org",
+        DJANGO_ALLOWED_HOSTS="mosaic.example.org",
         MOSAIC_VAR_DIR=str(tmp_path),
-        DJANGO_SECRET_KEY="k" * 20 + "Zq8#vT2!pL0@xR5$mN7^bW4&cY1*dF6(" + "j" * 10,
+        DJANGO_SECRET_KEY=GOOD_SECRET,
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres",
+        CACHE_URL="redis://127.0.0.1:6379/14",
     )
+    settings.update(extra)
+    return clean_env(**{k: v for k, v in settings.items() if v is not None})
+
+
+def run_production_shell(tmp_path, code: str, **extra: str) -> subprocess.CompletedProcess:
+    return run_manage(
+        "shell", "--verbosity", "0", "-c", code, env=production_env(tmp_path, **extra)
+    )
+
+
+def env_example() -> dict[str, str]:
+    lines = (ROOT / "deploy/env.example").read_text().splitlines()
+    pairs = (line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def test_production_settings_pass_deploy_checks(tmp_path):
+    env = production_env(tmp_path, DJANGO_ALLOWED_HOSTS="example.org")
     result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        env_example()["DJANGO_SECRET_KEY"],
+        "x" * 60,
+        "change-me-" + "Zq8#vT2!pL0@xR5$mN7^bW4&cY1*dF6(" * 2,
+        "django-example-" + "Zq8#vT2!pL0@xR5$mN7^bW4&cY1*dF6(" * 2,
+    ],
+)
+def test_production_settings_refuse_a_placeholder_secret(tmp_path, secret):
+    # given: the secret key copied from deploy/env.example, or another made-up one
+    env = production_env(tmp_path, DJANGO_SECRET_KEY=secret)
+    # when
+    result = run_manage("check", env=env)
+    # then
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is a placeholder" in result.stderr
+
+
+def test_production_counts_sign_in_failures_in_redis(tmp_path):
+    code = (
+        "from django.conf import settings as s; c = s.CACHES['default'];"
+        "print(c['BACKEND'], c['LOCATION'])"
+    )
+    # CACHE_URL names the cache ...
+    named = run_production_shell(tmp_path, code, CACHE_URL="redis://127.0.0.1:6379/13")
+    assert named.stdout.split() == [
+        "django.core.cache.backends.redis.RedisCache",
+        "redis://127.0.0.1:6379/13",
+    ], named.stderr
+    # ... else the broker's Redis is shared ...
+    broker = run_production_shell(
+        tmp_path, code, CACHE_URL=None, CELERY_BROKER_URL="redis://127.0.0.1:6379/12"
+    )
+    assert broker.stdout.split()[1:] == ["redis://127.0.0.1:6379/12"], broker.stderr
+    # ... and never each worker's own memory
+    neither = run_production_shell(tmp_path, code, CACHE_URL=None)
+    assert neither.returncode != 0
+    assert "production settings need a cache shared by all workers" in neither.stderr
+    # compose hands every container the Redis service's cache
+    assert compose()["x-app"]["environment"]["CACHE_URL"] == "redis://redis:6379/1"
+
+
+def test_the_web_healthcheck_passes_under_production_settings(tmp_path):
+    # given: compose's health check, and production settings with the SSL redirect on
+    test = compose()["services"]["web"]["healthcheck"]["test"]
+    assert test == ["CMD", "python", "config/healthcheck.py"]
+    assert (ROOT / "config/healthcheck.py").is_file()
+    code = (
+        "from urllib.parse import urlsplit; from django.test import Client;"
+        "from config.healthcheck import health_request; r = health_request();"
+        "path = urlsplit(r.full_url).path; c = Client();"
+        "print(c.get(path, HTTP_HOST=r.get_header('Host')).status_code,"
+        " c.get(path, HTTP_HOST='127.0.0.1:8000').status_code)"
+    )
+    # when: it asks gunicorn over plain http, as the container does
+    result = run_production_shell(tmp_path, code, DJANGO_ALLOWED_HOSTS=".example.org,other.org")
+    # then: the check passes; the bare loopback address is still not an allowed host
+    assert result.stdout.split() == ["200", "400"], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("allowed", "host"),
+    [
+        ("mosaic.example.org", "mosaic.example.org"),
+        (" .example.org , b.org", "example.org"),
+        ("*", "localhost"),
+        ("", "localhost"),
+    ],
+)
+def test_the_healthcheck_names_an_allowed_host(allowed, host):
+    from config.healthcheck import health_request
+
+    assert health_request({"DJANGO_ALLOWED_HOSTS": allowed}).get_header("Host") == host
+
+
+def test_nginx_passes_on_the_scheme_of_the_tls_terminator():
+    # nginx listens on http only; TLS ends in front of it, whose X-Forwarded-Proto must
+    # reach Django, or every request looks like http and the https redirect loops.
+    conf = (ROOT / "deploy/nginx.conf").read_text()
+    assert "map $http_x_forwarded_proto $forwarded_proto" in conf
+    assert '"" $scheme;' in " ".join(conf.split())
+    assert "proxy_set_header X-Forwarded-Proto $forwarded_proto;" in conf
+    assert "X-Forwarded-Proto $scheme" not in conf
+
+
+@pytest.mark.parametrize(
+    "code", ["import config.wsgi", "from config.celery_app import app; app.conf.broker_url"]
+)
+def test_servers_default_to_the_production_settings(tmp_path, code):
+    # gunicorn or a worker started without DJANGO_SETTINGS_MODULE never runs DEBUG with a
+    # known key: it gets the production settings, which refuse to start without a secret.
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=clean_env(MOSAIC_VAR_DIR=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set in the environment" in result.stderr
+
+
+def test_manage_py_defaults_to_the_embedded_settings(tmp_path):
+    probe = run_manage(
+        "shell",
+        "--verbosity",
+        "0",
+        "-c",
+        "import os; print(os.environ['DJANGO_SETTINGS_MODULE'])",
+        env=clean_env(MOSAIC_VAR_DIR=str(tmp_path)),
+    )
+    assert probe.stdout.split() == ["config.settings.local"], probe.stderr
 
 
 def test_database_and_broker_come_from_the_environment(tmp_path):
@@ -151,3 +330,21 @@ def test_database_and_broker_come_from_the_environment(tmp_path):
     assert probe.stdout.split() == ["postgresql", "False", "redis://127.0.0.1:6379/14"], (
         probe.stderr
     )
+
+
+def test_the_documented_weight_pins_name_the_files_the_metrics_read():
+    # MOSAIC_WEIGHT_SHA256's keys are paths under MOSAIC_WEIGHTS_DIR, as the registry names them
+    import re
+
+    from media_pipeline.metrics.registry import CLIP_DIR, DINO_DIR
+
+    for path in ("README.md", "docs/admins.md", "deploy/env.example", "config/settings/base.py"):
+        named = set(re.findall(r"([\w.-]+)/model\.safetensors", (ROOT / path).read_text()))
+        assert named and named <= {CLIP_DIR, DINO_DIR}, (path, named)
+
+
+def test_the_readme_says_every_service_restarts():
+    services = compose()["services"]
+    assert {service.get("restart") for service in services.values()} == {"unless-stopped"}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "Every service restarts on failure (`restart: unless-stopped`)" in readme

@@ -2,22 +2,26 @@
 
 from media_pipeline.ffmpeg.errors import (
     CorruptVideo,
+    DiskFull,
     MediaError,
     NotAVideo,
     TranscodeFailed,
     TranscodeTimeout,
+    TransientMediaError,
 )
 from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
 from media_pipeline.ffmpeg.transcode import TranscodeResult, transcode
 
 __all__ = [
     "CorruptVideo",
+    "DiskFull",
     "MediaError",
     "NotAVideo",
     "ProbeResult",
     "TranscodeFailed",
     "TranscodeResult",
     "TranscodeTimeout",
+    "TransientMediaError",
     "probe",
     "sha256_file",
     "transcode",

@@ -1,25 +1,36 @@
 """`python -m media_pipeline transcode SRC --out DIR [--keep-audio]`: one JSON object.
 
 Exit codes: 0 done; 2 the file cannot become a rendition (not a video, corrupt, ffmpeg
-failed: final); 3 time limit reached (transient, worth retrying).
+failed: final); 3 time limit reached or disk full (transient, worth retrying); 143 stopped
+by SIGTERM.
+However it ends, no part file is left in the output folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_TIMEOUT = 3
+EXIT_STOPPED = 128 + signal.SIGTERM
+
+
+class Stopped(SystemExit):
+    """SIGTERM arrived (`kill`, `docker stop`, a scheduler ending the job)."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "transcode",
         help="make the browser rendition (H.264 High, native size and rate) and poster",
-        description="Prints one JSON object; exits 2 on bad input, 3 on time-out.",
+        description="Prints one JSON object; exits 2 on bad input, 3 on time-out or a full disk.",
     )
     parser.add_argument("src", type=Path, help="the source video")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
@@ -35,20 +46,42 @@ def _error(exc: Exception, code: int) -> int:
     return code
 
 
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into an exception in the main thread while the block runs, so the
+    transcode's clean-up (`finally`: ffmpeg stopped, part files removed) runs as it does
+    for Ctrl-C; by default SIGTERM ends Python at once and leaves them behind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set there
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(EXIT_STOPPED)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(args: argparse.Namespace) -> int:
     # Imported here so `python -m media_pipeline --help` stays instant.
-    from media_pipeline.ffmpeg.errors import MediaError, TranscodeTimeout
+    from media_pipeline.ffmpeg.errors import MediaError, TransientMediaError
     from media_pipeline.ffmpeg.transcode import transcode
 
     try:
-        result = transcode(
-            src=args.src,
-            out_dir=args.out,
-            keep_audio=args.keep_audio,
-            timeout_s=args.timeout,
-            stem=args.stem,
-        )
-    except TranscodeTimeout as exc:
+        with _sigterm_raises():
+            result = transcode(
+                src=args.src,
+                out_dir=args.out,
+                keep_audio=args.keep_audio,
+                timeout_s=args.timeout,
+                stem=args.stem,
+            )
+    except Stopped:
+        return _error(Stopped("stopped by SIGTERM"), EXIT_STOPPED)
+    except TransientMediaError as exc:
         return _error(exc, EXIT_TIMEOUT)
     except (MediaError, ValueError) as exc:
         return _error(exc, EXIT_BAD_INPUT)

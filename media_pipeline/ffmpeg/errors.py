@@ -17,5 +17,13 @@ class TranscodeFailed(MediaError):
     """ffmpeg stopped with an error on a file that probed fine."""
 
 
-class TranscodeTimeout(Exception):
+class TransientMediaError(Exception):
+    """The machine, not the file, stopped the transcode: worth a retry."""
+
+
+class TranscodeTimeout(TransientMediaError):
     """ffmpeg ran past its time limit: transient (a busy machine), worth a retry."""
+
+
+class DiskFull(TransientMediaError):
+    """ffmpeg could not write the rendition: no space left on the device (or quota)."""

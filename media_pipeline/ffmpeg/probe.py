@@ -53,11 +53,18 @@ class ProbeResult:
 
     `width` and `height` are the size the viewer sees, i.e. after the container's rotation
     (a phone video stored 1920x1080 with a 90 degree display matrix is 1080x1920 here);
-    `coded_width`/`coded_height` are the size stored in the bitstream. `fps` is the average
-    frame rate (frames / duration) as a float, `fps_exact` the same rate as libav's exact
-    rational ("30000/1001"). `is_vfr` is a guess: libav's average rate and its "real base
-    rate" (r_frame_rate, the smallest rate that represents every timestamp) disagree when
-    frame durations vary, as in GIFs with uneven delays or VFR screen recordings.
+    `coded_width`/`coded_height` are the size stored in the bitstream. `frames` is the
+    number of frames a player shows (an MP4 edit list can hide packets its index counts).
+    `fps` is the average frame rate (frames / duration) as a float, `fps_exact` the same
+    rate as an exact rational ("30000/1001"): the container's declared average rate where it
+    agrees with frames / duration, else frames / duration itself (Matroska and GIF declare
+    a rate libav guesses from the first few frames). `is_vfr`: the frames' intervals differ
+    by more than their timestamps' rounding, as in GIFs with uneven delays or VFR
+    recordings (when the packets were not all read, a guess: that rate and libav's "real
+    base rate", r_frame_rate, disagree).
+    `frame_span` is the time from the first shown frame to the last, in seconds, from the
+    packets' own timestamps (None where the packets were not all read or carry none).
+    `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
     """
 
     container: str
@@ -74,6 +81,8 @@ class ProbeResult:
     rotation: int
     coded_width: int
     coded_height: int
+    frame_span: float | None = None
+    time_base: str = ""
 
     @property
     def fps_fraction(self) -> Fraction:
@@ -143,7 +152,14 @@ class _VideoRead:
     avg_frame_rate: Fraction
     r_frame_rate: Fraction
     duration: float | None  # the stream's, else the container's
+    time_base: Fraction | None
     nb_read_packets: int = 0
+    # Packets a decoder turns into frames: an MP4 edit list marks those it hides "discard".
+    nb_shown_packets: int = 0
+    frame_span: float | None = None  # first to last shown frame, when every packet was read
+    # Whether frame intervals differ by more than the time base's rounding (one tick);
+    # None when not every packet was read.
+    uneven_intervals: bool | None = None
     rotation: int | None = None  # None: no frame could be decoded
     read_error: str | None = None
     decode_error: str | None = None
@@ -188,6 +204,7 @@ def _read_video(
         avg_frame_rate=stream.average_rate or Fraction(0),
         r_frame_rate=stream.base_rate or Fraction(0),
         duration=duration,
+        time_base=stream.time_base,
     )
 
     def decode(packet: av.Packet | None) -> None:
@@ -202,11 +219,14 @@ def _read_video(
     def first_frame_done() -> bool:
         return video.rotation is not None or video.decode_error is not None
 
+    shown_pts: list[int | None] = []
     try:
         for packet in container.demux(stream):
             if packet.size == 0:  # PyAV's end-of-stream marker, not a packet of the file
                 continue
             video.nb_read_packets += 1
+            if not packet.is_discard:
+                shown_pts.append(packet.pts)
             if not first_frame_done():
                 decode(packet)
             elif not count_packets:
@@ -215,6 +235,12 @@ def _read_video(
         video.read_error = _error_text(exc)
     if not first_frame_done():
         decode(None)  # a decoder with delay (B-frames, threads) may hold the first frame
+    video.nb_shown_packets = len(shown_pts)
+    if count_packets and shown_pts and None not in shown_pts and video.time_base:
+        shown_pts.sort()
+        video.frame_span = float((shown_pts[-1] - shown_pts[0]) * video.time_base)
+        intervals = [b - a for a, b in zip(shown_pts, shown_pts[1:], strict=False)]
+        video.uneven_intervals = bool(intervals) and max(intervals) - min(intervals) > 1
     return video
 
 
@@ -292,12 +318,12 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
             f"corrupt video: {name} is truncated: its index lists {listed} frames "
             f"but only {counted} are present"
         )
-    frames = listed or counted
+    # An edit list (a stream-copied trim) hides packets that nb_frames still counts; the
+    # decoder drops the frames of packets marked discard, so the shown ones are what plays.
+    frames = stream.nb_shown_packets if count_packets and counted else listed or counted
     avg, real = stream.avg_frame_rate, stream.r_frame_rate
     duration = stream.duration or 0.0
-    fps = avg or real
-    if not fps and frames and duration:
-        fps = Fraction(frames / duration).limit_denominator(1001)
+    fps = _average_rate(declared=avg or real, frames=frames, duration=duration)
     if not frames and fps and duration:
         frames = round(float(fps) * duration)
     coded_width, coded_height = stream.width, stream.height
@@ -318,8 +344,27 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         duration=round(duration, 6),
         has_audio=read.has_audio,
         pix_fmt=stream.pix_fmt,
-        is_vfr=bool(avg and real and abs(float(avg) - float(real)) > 0.01 * float(real)),
+        is_vfr=stream.uneven_intervals
+        if stream.uneven_intervals is not None
+        else bool(fps and real and abs(float(fps) - float(real)) > 0.01 * float(real)),
         rotation=rotation,
         coded_width=coded_width,
         coded_height=coded_height,
+        frame_span=None if stream.frame_span is None else round(stream.frame_span, 6),
+        time_base=f"{stream.time_base.numerator}/{stream.time_base.denominator}"
+        if stream.time_base
+        else "",
     )
+
+
+def _average_rate(*, declared: Fraction, frames: int, duration: float) -> Fraction:
+    """The container's declared average rate where it agrees with frames / duration
+    (within 0.5 %, far below any confusion of real rates: 24 vs 25 fps is 4 %), else
+    frames / duration. libav's average rate of a Matroska or GIF stream is a guess from
+    its first few frames, wrong for a variable rate (a VFR WebM "declares" 30 fps)."""
+    if not (frames and duration):
+        return declared
+    measured = Fraction(frames) / Fraction(duration)
+    if declared and abs(declared / measured - 1) <= Fraction(1, 200):
+        return declared
+    return measured.limit_denominator(1001)

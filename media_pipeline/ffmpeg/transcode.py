@@ -6,7 +6,8 @@ dropped or duplicated:
 - Frame timing: `-fps_mode passthrough` hands every decoded frame to the encoder with its
   own timestamp. Constant-rate sources keep their exact rate; variable-rate sources (GIFs
   with uneven delays, VFR recordings) keep every frame's presentation time, where `-r` or
-  `-fps_mode cfr` would duplicate or drop frames to fit a grid.
+  `-fps_mode cfr` would duplicate or drop frames to fit a grid. The encoder counts time in
+  the source's own time base (`enc_time_base -1`), so no timestamp is rounded onto a grid.
 - Size: libx264 in 4:2:0 needs even dimensions, and an H.264 crop window cannot remove
   an odd pixel in 4:2:0 (crop units are 2 pixels), so an odd width or height is padded by
   exactly one pixel on the right or bottom and the padding is recorded (`pad_right`,
@@ -18,8 +19,9 @@ dropped or duplicated:
 - Privacy of the design: container metadata (encoder, title, comments naming the model)
   is not copied, so a rater inspecting the file cannot learn the source model.
 - Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
-  after ffmpeg succeeded and the re-probe agrees with the source, so a half-written
-  rendition is never served and a good one is replaced only by a good one.
+  after ffmpeg succeeded and the re-probe agrees with the source (size, frame count, first
+  to last frame time), so a half-written rendition is never served and a good one is
+  replaced only by a good one.
 """
 
 from __future__ import annotations
@@ -41,9 +43,11 @@ import ffmpeg
 
 from media_pipeline.ffmpeg.errors import (
     CorruptVideo,
+    DiskFull,
     TranscodeFailed,
     TranscodeTimeout,
 )
+from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
 from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
 
 FFMPEG = "ffmpeg"
@@ -56,6 +60,11 @@ ENCODER = {
     "crf": 18,  # visually transparent for raters; AI clips are short, size matters little
     "movflags": "+faststart",  # moov before mdat: playback starts before the download ends
     "fps_mode": "passthrough",
+    # The encoder counts time in the source's time base (-1); rendition_command names it
+    # exactly. ffmpeg 5.1's default under passthrough is 1/r_frame_rate, too coarse for a
+    # variable-rate source (a VFR Matroska): timestamps collapse onto its grid and the mp4
+    # muxer aborts on "Non-monotonous DTS". Video only: AAC keeps its sample-rate base.
+    "enc_time_base:v": -1,
 }
 AUDIO = {"c:a": "aac", "b:a": "160k"}
 POSTER_QUALITY = 2  # mjpeg -q:v, 2 is the best useful quality
@@ -68,8 +77,14 @@ DECODE_ERRORS = (
     "Invalid NAL",
     "ended prematurely",
 )
+# strerror of ENOSPC and EDQUOT, as ffmpeg prints them when a write fails.
+DISK_FULL_ERRORS = ("No space left on device", "Disk quota exceeded")
 RGB_PREFIXES = ("rgb", "bgr", "argb", "abgr", "gbr", "pal8", "0rgb", "0bgr", "ya")
 STDERR_TAIL_LINES = 20
+# The rendition keeps the source's time base, so its frame times are the source's
+# exactly; 1 ms allows for a rounding while staying far below any frame interval (4 ms at
+# 240 fps).
+SPAN_TOLERANCE_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -136,14 +151,13 @@ def rendition_command(
         extra.update(AUDIO)
     else:
         extra["an"] = None
+    options = {**ENCODER, **extra}
+    if source.time_base:
+        # `-1` ("the input's") does not reach the outputs of a -filter_complex graph, which
+        # padding and RGB conversion use: those would fall back to 1/r_frame_rate.
+        options["enc_time_base:v"] = source.time_base
     rendition = ffmpeg.output(
-        *streams,
-        str(output),
-        f="mp4",
-        map_metadata=-1,
-        map_chapters=-1,
-        **ENCODER,
-        **extra,
+        *streams, str(output), f="mp4", map_metadata=-1, map_chapters=-1, **options
     )
     # With `-frames:v 1` alone, ffmpeg 5.1 still feeds every later decoded frame into the
     # poster's filter graph (6 % more CPU over bench/transcode.py's clips); `trim` closes
@@ -233,6 +247,8 @@ def _run(args: list[str], *, progress: _Progress, timeout_s: float | None) -> No
         )
     if code != 0:
         tail = "".join(stderr_tail).strip() or "(no message)"
+        if any(marker in tail for marker in DISK_FULL_ERRORS):
+            raise DiskFull(f"transcode failed: no space left to write the rendition ({tail})")
         if any(marker in tail for marker in DECODE_ERRORS):
             last = tail.splitlines()[-1]
             raise CorruptVideo(f"corrupt video: decoding failed part-way ({last})")
@@ -241,11 +257,12 @@ def _run(args: list[str], *, progress: _Progress, timeout_s: float | None) -> No
 
 
 def reprobe_rendition(path: Path) -> ProbeResult:
-    """Read a finished rendition's index in-process with PyAV (libavformat, as ffprobe).
+    """Read a finished rendition in-process with PyAV (libavformat, as ffprobe).
 
-    Our own MP4 has a complete index, so nothing needs counting; doing it in-process
-    saves the ~80 ms start of a second Debian ffprobe per video, which was most of the
-    pipeline's overhead over a bare ffmpeg run (bench/transcode.py).
+    Its packets are demuxed, not decoded, for the frame count and the first and last
+    frame's times; doing it in-process saves the ~80 ms start of a second Debian ffprobe
+    per video, which was most of the pipeline's overhead over a bare ffmpeg run
+    (bench/transcode.py).
     """
     import av  # lazily: a worker pays the import once, `--help` never
 
@@ -256,6 +273,14 @@ def reprobe_rendition(path: Path) -> ProbeResult:
             duration = float(container.duration or 0) / av.time_base
             if stream.duration is not None and stream.time_base:
                 duration = float(stream.duration * stream.time_base)
+            shown = [
+                packet.pts
+                for packet in container.demux(stream)
+                if packet.size and not packet.is_discard
+            ]
+            span = None
+            if shown and None not in shown and stream.time_base:
+                span = round(float((max(shown) - min(shown)) * stream.time_base), 6)
             return ProbeResult(
                 container=container.format.name,
                 codec=stream.codec_context.name,
@@ -263,7 +288,7 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 height=stream.codec_context.height,
                 fps=round(float(rate), 6),
                 fps_exact=f"{rate.numerator}/{rate.denominator}",
-                frames=stream.frames,
+                frames=len(shown),
                 duration=round(duration, 6),
                 has_audio=bool(container.streams.audio),
                 pix_fmt=stream.codec_context.pix_fmt or "",
@@ -271,13 +296,20 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 rotation=0,
                 coded_width=stream.codec_context.width,
                 coded_height=stream.codec_context.height,
+                frame_span=span,
             )
     except (av.error.FFmpegError, IndexError) as exc:
         raise TranscodeFailed(f"transcode failed: the rendition cannot be read ({exc})") from None
 
 
 def _check(source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int]) -> None:
-    """The rendition must show the source unchanged: size (+ padding), frames, rate."""
+    """The rendition must show the source unchanged: size (+ padding), frames, timing.
+
+    Timing is checked on the time from the first frame to the last, read from both files'
+    own timestamps, not on a frame rate: the average rate a Matroska or GIF file declares
+    is a guess, and the last frame's duration is often unknown. Frame count and span
+    together catch a frame dropped or doubled and a clip played faster or slower.
+    """
     expected = (source.width + pad[0], source.height + pad[1])
     problems = []
     if (rendition.width, rendition.height) != expected:
@@ -288,11 +320,14 @@ def _check(source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int]) ->
         problems.append(f"format {rendition.codec}/{rendition.pix_fmt}, expected h264/yuv420p")
     if rendition.frames != source.frames:
         problems.append(f"{rendition.frames} frames, the source has {source.frames}")
-    # 0.5 % is far below any confusion of real rates (24 vs 25 fps is 4 %); for VFR the
-    # average rate also depends on the last frame's duration, hence the wider margin.
-    tolerance = 0.03 if source.is_vfr else 0.005
-    if source.fps and abs(rendition.fps / source.fps - 1) > tolerance:
-        problems.append(f"{rendition.fps:g} fps, the source has {source.fps:g}")
+    if (
+        source.frame_span is not None
+        and rendition.frame_span is not None
+        and abs(rendition.frame_span - source.frame_span) > SPAN_TOLERANCE_S
+    ):
+        problems.append(
+            f"first to last frame {rendition.frame_span:g} s, in the source {source.frame_span:g} s"
+        )
     if problems:
         raise TranscodeFailed("transcode failed: the rendition differs: " + "; ".join(problems))
 
@@ -322,10 +357,12 @@ def transcode(
     `stem` defaults to the SHA-256 of the source bytes, so a re-run for the same content
     lands on the same names. Raises `NotAVideo`/`CorruptVideo` for bad input,
     `TranscodeFailed` when ffmpeg fails on input that probed fine or the rendition does not
-    match the source (all `MediaError`: final), `TranscodeTimeout` after `timeout_s`
-    (transient). On any error nothing new is left in `out_dir` and an earlier good
-    rendition with the same stem is untouched. `on_progress` gets fractions in [0, 1],
-    non-decreasing, the last one 1.0 once the files are in place.
+    match the source (all `MediaError`: final), `TranscodeTimeout` after `timeout_s` and
+    `DiskFull` when ffmpeg cannot write (both `TransientMediaError`: worth a retry). On any
+    error nothing new is left in `out_dir` and an earlier good rendition with the same
+    stem is untouched. Part files of the stem that a killed run left behind are removed
+    first; those of a run going on beside this one are kept. `on_progress` gets fractions
+    in [0, 1], non-decreasing, the last one 1.0 once the files are in place.
     """
     started = time.monotonic()
     src, out_dir = Path(src), Path(out_dir)
@@ -335,11 +372,7 @@ def transcode(
     out_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]
     if stem is not None:
-        # A run killed mid-write (a worker lost) leaves its part files behind; the caller
-        # runs one job per stem at a time, so any part file of this stem is stale.
-        for stale in out_dir.glob(f".{stem}.*.part.*"):
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
+        remove_stale_parts(out_dir, stem)
         token = f"{stem}.{token}"
     tmp_output, tmp_poster = out_dir / f".{token}.part.mp4", out_dir / f".{token}.part.jpg"
     pad = (source.width % 2, source.height % 2)
@@ -349,6 +382,7 @@ def transcode(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The checksum is read while ffmpeg encodes: it costs no wall time.
         checksum = pool.submit(sha256_file, src) if stem is None else None
+        lock = hold_part(tmp_output)
         try:
             _run(args, progress=_Progress(source=source, callback=on_progress), timeout_s=timeout_s)
             rendition = reprobe_rendition(tmp_output)
@@ -365,6 +399,7 @@ def transcode(
             for leftover in (tmp_output, tmp_poster):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
+            os.close(lock)
     if on_progress:
         on_progress(1.0)
     return TranscodeResult(

@@ -79,3 +79,24 @@ def test_a_video_not_yet_processed_is_not_served():
     tiny = tiny_study()
     browser, item = rater_with_session(tiny)  # no rendition files
     assert browser.get(item["video_url"]).status_code == 404
+
+
+def test_a_poster_whose_file_is_missing_is_not_found_not_an_error():
+    # given: a stimulus whose poster field names a file that is not (or no longer) there
+    tiny = tiny_study()
+    stimulus = tiny.study.stimuli.first()
+    stimulus.poster = "renditions/ab/missing.jpg"
+    stimulus.save(update_fields=["poster"])
+    from django.test import Client
+
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True))
+    # when
+    response = staff.get(f"/media/p/{stimulus.public_id}/")
+    # then: the same answer as for a video not processed yet
+    assert response.status_code == 404
+    # and once the file is there, it is served
+    stimulus.poster.save("renditions/ab/present.jpg", ContentFile(b"\xff\xd8jpeg"))
+    present = staff.get(f"/media/p/{stimulus.public_id}/")
+    assert present.status_code == 200
+    assert b"".join(present.streaming_content) == b"\xff\xd8jpeg"

@@ -12,6 +12,7 @@ import pytest
 
 from media_pipeline.ffmpeg import (
     CorruptVideo,
+    DiskFull,
     MediaError,
     NotAVideo,
     TranscodeFailed,
@@ -303,3 +304,41 @@ def test_a_good_rerun_replaces_the_output(clips, good_output):
     transcode(src=clips["slow.mp4"], out_dir=out, stem="r")
     assert probe(out / "r.mp4").frames == probe(clips["slow.mp4"]).frames == 8
     assert sorted(p.name for p in out.iterdir()) == ["r.jpg", "r.mp4"]
+
+
+def test_leftovers_of_a_killed_run_go_but_a_live_runs_part_files_stay(clips, tmp_path):
+    # given: a killed run's part files (no lock held), and those of a run going on beside
+    # this one, whose .part.mp4 it holds locked
+    import fcntl
+    import os
+
+    dead = [tmp_path / ".r.deadbeef0000.part.mp4", tmp_path / ".r.deadbeef0000.part.jpg"]
+    live = [tmp_path / ".r.cafe00000000.part.mp4", tmp_path / ".r.cafe00000000.part.jpg"]
+    other_stem = tmp_path / ".r2.feed00000000.part.mp4"
+    for part in [*dead, *live, other_stem]:
+        part.write_bytes(b"half-written")
+    lock = os.open(live[0], os.O_RDONLY)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        # when
+        transcode(src=clips["slow.mp4"], out_dir=tmp_path, stem="r")
+    finally:
+        os.close(lock)
+    # then
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["r.jpg", "r.mp4", *(p.name for p in live), other_stem.name]
+    )
+
+
+def test_a_full_disk_is_worth_a_retry_and_leaves_nothing(
+    clips, good_output, tmp_path, monkeypatch, transcode_module
+):
+    full = fake_ffmpeg(tmp_path, 'echo "r.mp4: No space left on device" >&2\nexit 1')
+    monkeypatch.setattr(transcode_module, "FFMPEG", full)
+    with pytest.raises(DiskFull) as caught:
+        transcode(src=clips["square.mp4"], out_dir=good_output[0], stem="r")
+    assert not isinstance(caught.value, MediaError)  # transient: the job is retried
+    assert str(caught.value) == (
+        "transcode failed: no space left to write the rendition (r.mp4: No space left on device)"
+    )
+    assert_untouched(good_output)

@@ -1,11 +1,14 @@
-"""`python -m media_pipeline transcode`: one JSON object on stdout, exit 0 or 2."""
+"""`python -m media_pipeline transcode`: one JSON object on stdout, exit 0, 2, 3 or 143."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from media_pipeline.ffmpeg.cli import add_parser, run
+from media_pipeline.ffmpeg.synth import make_clip
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -61,3 +64,33 @@ def test_the_handler_reports_a_timeout_as_an_error(clips, tmp_path, capsys):
     assert args.handler(args) == 3
     body = json.loads(capsys.readouterr().out)
     assert (body["status"], body["error_class"]) == ("error", "TranscodeTimeout")
+
+
+def test_sigterm_stops_the_cli_and_leaves_no_part_file(tmp_path):
+    # given: a transcode that takes a few seconds
+    big = make_clip(path=tmp_path / "big.mp4", width=1280, height=720, fps=30, seconds=4).path
+    out = tmp_path / "out"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "media_pipeline", "transcode", str(big), "--out", str(out)]
+        + ["--stem", "r"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    deadline = time.monotonic() + 60
+    while not any(p.stat().st_size for p in out.glob(".r.*.part.mp4")):  # ffmpeg is writing
+        assert time.monotonic() < deadline and cli.poll() is None, cli.communicate()
+        time.sleep(0.05)
+    # when
+    cli.send_signal(signal.SIGTERM)
+    stdout, _ = cli.communicate(timeout=30)
+    # then
+    assert cli.returncode == 143
+    body = json.loads(stdout)
+    assert (body["status"], body["error"], body["error_class"]) == (
+        "error",
+        "stopped by SIGTERM",
+        "Stopped",
+    )
+    assert list(out.iterdir()) == []

@@ -145,8 +145,8 @@ def test_a_worker_killed_mid_transcode_finishes_after_restart(tmp_path, worker_l
     stimulus = Stimulus.objects.get(pk=job.stimulus_id)
     folder = (Path(settings.MEDIA_ROOT) / stimulus.rendition.name).parent
     assert sorted(p.name for p in folder.iterdir()) == [
-        f"{stimulus.checksum}.jpg",
-        f"{stimulus.checksum}.mp4",
+        f"{stimulus.checksum}-{stimulus.pk}.jpg",
+        f"{stimulus.checksum}-{stimulus.pk}.mp4",
     ]
     assert stimulus.frame_count == 120 and stimulus.status == "ready"
 
