@@ -118,7 +118,8 @@ def reference_mos(kept: pd.DataFrame, confidence: float) -> pd.DataFrame:
     high = out.groupby("dimension")["zmos"].transform("max")
     out["mos"] = 100 * (out["zmos"] - low) / (high - low)
     half = stats.t.ppf((1 + confidence) / 2, out["n"] - 1) * out["std"] / np.sqrt(out["n"])
-    out["ci95_low"], out["ci95_high"] = out["mos_raw"] - half, out["mos_raw"] + half
+    out["ci95_low_raw"] = out["mos_raw"] - half
+    out["ci95_high_raw"] = out["mos_raw"] + half
     return out
 
 
@@ -233,7 +234,7 @@ def main() -> None:
     checks = {"line_clickers": set(summary["line_clickers"]) == clickers}
     merged = cli_mos.merge(ref_mos, on=["video_id", "dimension"], suffixes=("", "_ref"))
     checks["mos_rows"] = len(merged) == len(cli_mos) == len(ref_mos)
-    for column in ("mos", "mos_raw", "std", "n", "ci95_low", "ci95_high"):
+    for column in ("mos", "mos_raw", "std", "n", "ci95_low_raw", "ci95_high_raw"):
         checks[f"mos.{column}"] = _close(merged[column], merged[f"{column}_ref"], 1e-9)
     checks["alpha"] = all(
         math.isclose(summary["alpha"][d], ref_alpha[d], rel_tol=0, abs_tol=1e-9) for d in DIMENSIONS

@@ -28,8 +28,8 @@ def studies(request):
 
 
 def agreement_table(agreement: dict | None) -> dict | None:
-    """GAIA Tab. 5 for the template: one row per metric, one (SRCC, PLCC) cell per target,
-    then the trained predictor's rows."""
+    """GAIA Tab. 5 for the template: one row per metric, one (SRCC, PLCC, n) cell per
+    target, then the trained predictor's rows (n: the stimuli with every feature)."""
     if not agreement:
         return None
     targets = list(dict.fromkeys(row["target"] for row in agreement["rows"]))
@@ -48,7 +48,11 @@ def agreement_table(agreement: dict | None) -> dict | None:
                 "metric": "ridge (" + ", ".join(features) + ")",
                 "trained": True,
                 "cells": [
-                    {"srcc": trained[t]["srcc_mean"], "plcc": trained[t]["plcc_mean"]}
+                    {
+                        "srcc": trained[t]["srcc_mean"],
+                        "plcc": trained[t]["plcc_mean"],
+                        "n": trained[t].get("n", agreement.get("n")),
+                    }
                     if t in trained
                     else None
                     for t in targets

@@ -21,6 +21,7 @@ from frontend.media import file_response
 from quality import export, plots
 from quality.models import AnalysisRun, ExportJob
 from quality.services import analysis_run_request, export_job_request
+from quality.stats.mos import MOS_COLUMNS
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -78,11 +79,20 @@ class AnalysisRunDetailView(APIView):
 
 
 def run_mos_frame(run: AnalysisRun) -> pd.DataFrame:
-    mos = pd.DataFrame(run.mos)
+    """The run's MOS rows (MOS_COLUMNS, null statistics as NaN) with each stimulus's
+    source model and action class; the same columns when the run has no MOS."""
+    mos = pd.DataFrame(run.mos, columns=list(MOS_COLUMNS))
+    mos = mos.astype({"video_id": "int64", "dimension": object})
+    numbers = [c for c in MOS_COLUMNS if c not in ("video_id", "dimension")]
+    mos[numbers] = mos[numbers].astype(float)  # None (stored NaN) becomes NaN
     labels = pd.DataFrame(
-        Stimulus.objects.filter(study=run.study).values("id", "source_model", "action_class")
-    ).rename(columns={"id": "video_id"})
-    mos["video_id"] = mos["video_id"].astype(int)
+        list(
+            Stimulus.objects.filter(study=run.study).values_list(
+                "id", "source_model", "action_class"
+            )
+        ),
+        columns=["video_id", "source_model", "action_class"],
+    )
     return mos.merge(labels, on="video_id", how="left")
 
 
@@ -94,7 +104,8 @@ class FigureView(APIView):
         run = get_object_or_404(AnalysisRun, pk=pk, status=AnalysisRun.Status.DONE)
         names = plots.available(run.summary)
         if name not in names:
-            raise NotFound(f"no figure '{name}' for this run (one of {', '.join(names)})")
+            offered = ", ".join(names) or "none: no rater was kept"
+            raise NotFound(f"no figure '{name}' for this run (it offers {offered})")
         png = plots.draw(name, mos=run_mos_frame(run), summary=run.summary)
         response = HttpResponse(png, content_type="image/png")
         response["Content-Disposition"] = (
@@ -111,9 +122,10 @@ def _unavailable_as_not_found(call):
 
 
 class ExportView(APIView):
-    """`mos.csv`, `ratings.csv`, `raters.csv`, `metric_agreement.csv` and
-    `provenance.json`, streamed; `?run=ID` picks a finished analysis run (default: the
-    latest). For very large studies, an export job writes the same bytes to a file."""
+    """`mos.csv`, `ratings.csv`, `raters.csv`, `metric_agreement.csv`,
+    `metric_pairwise.csv` and `provenance.json`, streamed; `?run=ID` picks a finished
+    analysis run (default: the latest). For very large studies, an export job writes the
+    same bytes to a file."""
 
     permission_classes = [IsResearcher]
 

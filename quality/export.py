@@ -1,4 +1,9 @@
-"""Exports for researchers, streamed row by row so a study of any size fits in memory."""
+"""Exports for researchers, streamed row by row so a study of any size fits in memory.
+
+CSV text cells that a spreadsheet would run as a formula (starting with = + - @, tab or
+carriage return: prompts, file names, actions, source models, exclusion reasons, keys)
+get a leading single quote (OWASP, "CSV Injection"); numbers are written as numbers.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +15,22 @@ from dataclasses import dataclass
 from annotation.models import Dimension, Stimulus, Study
 from quality.models import AnalysisRun
 from quality.selectors import RATINGS_COLUMNS, rater_statistics, ratings_rows
+from quality.stats.ratings_csv import spreadsheet_safe
 
-MOS_FIELDS = ("mos", "mos_raw", "std", "n", "ci95_low", "ci95_high")
+# The interval bounds mos_raw (raw 0-100 scale), not the z-scored mos: hence "_raw".
+MOS_FIELDS = ("mos", "mos_raw", "std", "n", "ci95_low_raw", "ci95_high_raw")
+# Runs stored before quality.stats/1.1 hold the same interval under its old name.
+LEGACY_MOS_KEYS = {"ci95_low_raw": "ci95_low", "ci95_high_raw": "ci95_high"}
 EXPORT_NAMES = (
     "mos.csv",
     "ratings.csv",
     "raters.csv",
     "metric_agreement.csv",
+    "metric_pairwise.csv",
     "provenance.json",
 )
 # Exports computed from an analysis run: they need a finished one.
-RUN_EXPORTS = ("mos.csv", "metric_agreement.csv")
+RUN_EXPORTS = ("mos.csv", "metric_agreement.csv", "metric_pairwise.csv")
 AGREEMENT_HEADER = (
     "kind",
     "metric",
@@ -36,6 +46,7 @@ AGREEMENT_HEADER = (
     "srcc_std",
     "plcc_std",
 )
+PAIRWISE_HEADER = ("target", "metric_a", "metric_b", "n", "srcc_a", "srcc_b", "p_value")
 
 
 class ExportUnavailable(Exception):
@@ -54,11 +65,23 @@ class _Echo:
         return value
 
 
+def _cell(value):
+    if value is None:
+        return ""
+    return spreadsheet_safe(value) if isinstance(value, str) else value
+
+
 def csv_lines(header: Iterable[str], rows: Iterable[Iterable]) -> Iterator[str]:
-    writer = csv.writer(_Echo(), lineterminator="\n")
-    yield writer.writerow(list(header))
+    """UTF-8 CSV lines (no byte-order mark); None is an empty cell, text is made safe
+    for spreadsheets (see the module docstring), numbers are written as they are.
+
+    Lines end in CRLF (RFC 4180): the csv module quotes a cell holding any character of
+    the line terminator, so only with CRLF is a carriage return inside a text cell
+    quoted rather than read back as the end of a line."""
+    writer = csv.writer(_Echo(), lineterminator="\r\n")
+    yield writer.writerow([_cell(value) for value in header])
     for row in rows:
-        yield writer.writerow(["" if value is None else value for value in row])
+        yield writer.writerow([_cell(value) for value in row])
 
 
 def mos_header(dimension_keys: list[str]) -> list[str]:
@@ -77,7 +100,8 @@ def mos_header(dimension_keys: list[str]) -> list[str]:
 
 
 def mos_rows(*, run: AnalysisRun) -> Iterator[list]:
-    """One row per stimulus of the run, wide over dimensions (MOS_s, MOS_c, MOS_i ...)."""
+    """One row per stimulus with a MOS in the run (at least one kept rating), wide over
+    dimensions (MOS_s, MOS_c, MOS_i ...); unrated stimuli are left out."""
     keys = list(Dimension.objects.filter(study=run.study).values_list("key", flat=True))
     by_video: dict[int, dict[str, dict]] = {}
     for row in run.mos:
@@ -100,7 +124,7 @@ def mos_rows(*, run: AnalysisRun) -> Iterator[list]:
         cells = list(stimulus)
         for key in keys:
             row = by_video[stimulus[0]].get(key, {})
-            cells += [row.get(field) for field in MOS_FIELDS]
+            cells += [row.get(field, row.get(LEGACY_MOS_KEYS.get(field))) for field in MOS_FIELDS]
         cells.append(combined.get(stimulus[0]))
         yield cells
 
@@ -162,7 +186,7 @@ def metric_agreement_rows(*, run: AnalysisRun) -> Iterator[list]:
             "trained",
             name,
             target,
-            agreement.get("n"),
+            trained.get("n", agreement.get("n")),  # runs before 1.1: one common n
             trained["srcc_mean"],
             trained["plcc_mean"],
             *([None] * 4),
@@ -170,6 +194,15 @@ def metric_agreement_rows(*, run: AnalysisRun) -> Iterator[list]:
             trained["srcc_std"],
             trained["plcc_std"],
         ]
+
+
+def metric_pairwise_rows(*, run: AnalysisRun) -> Iterator[list]:
+    """The paired bootstrap test between each two metrics, per target (GAIA Fig. 15):
+    n common stimuli, each metric's SRCC on them, and the two-sided p-value that their
+    |SRCC| differ."""
+    agreement = run.summary.get("metric_agreement") or {}
+    for pair in agreement.get("pairwise", []):
+        yield [pair.get(key) for key in PAIRWISE_HEADER]
 
 
 def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
@@ -187,6 +220,9 @@ def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Expor
     if name == "metric_agreement.csv":
         lines = csv_lines(AGREEMENT_HEADER, metric_agreement_rows(run=run))
         return Export(lines, f"{slug}-metric-agreement-run{run.pk}.csv", "text/csv; charset=utf-8")
+    if name == "metric_pairwise.csv":
+        lines = csv_lines(PAIRWISE_HEADER, metric_pairwise_rows(run=run))
+        return Export(lines, f"{slug}-metric-pairwise-run{run.pk}.csv", "text/csv; charset=utf-8")
     if name == "ratings.csv":
         lines = raw_ratings_lines(study=study, run=run)
         return Export(lines, f"{slug}-ratings.csv", "text/csv; charset=utf-8")

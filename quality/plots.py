@@ -24,11 +24,20 @@ FIGURES = {
 }
 
 
+MOS_FIGURES = ("mos-by-model", "mos-by-class", "model-ranking", "mos-vs-std")
+NO_MOS = "no MOS in this run (no kept ratings)"
+
+
 def available(summary: dict) -> list[str]:
-    """The figures a run's summary can draw: the metric agreement needs metric scores."""
-    return [
-        name for name in FIGURES if name != "metric-agreement" or summary.get("metric_agreement")
-    ]
+    """The figures a run's summary has data for, the one list the API and the results
+    page offer: the MOS figures need a kept rating (a run whose raters were all excluded
+    has no MOS), the SRCC curve a group size, the metric agreement metric scores."""
+    has_data = {
+        "srcc-curve": any(summary.get("srcc_curve", {}).values()),
+        "metric-agreement": bool(summary.get("metric_agreement")),
+    }
+    has_mos = summary.get("counts", {}).get("ratings_kept", 0) > 0
+    return [name for name in FIGURES if has_data.get(name, has_mos)]
 
 
 def _png(fig) -> bytes:
@@ -38,26 +47,53 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
+def _no_data(ax, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _empty_figure(title: str, message: str) -> bytes:
+    fig, ax = plt.subplots(figsize=(6, 2.5))
+    _no_data(ax, message)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def _number(value) -> float:
+    """A stored statistic as a float: null (undefined, NaN before storage) is NaN again."""
+    return float("nan") if value is None else float(value)
+
+
 def srcc_curve(curve: dict[str, dict]) -> bytes:
-    """`curve`: {dimension: {n: {"mean", "low", "high"}}}."""
+    """`curve`: {dimension: {n: {"mean", "low", "high"}}}; an undefined point (no two
+    stimuli rated by both groups in any draw, stored as null) is a gap in the line."""
     fig, ax = plt.subplots(figsize=(6, 4))
+    defined = False
     for dimension, points in curve.items():
         ns = sorted(points, key=int)
-        means = [points[n]["mean"] for n in ns]
-        ax.plot([int(n) for n in ns], means, marker="o", ms=3, label=dimension)
-        lows = [points[n].get("low", points[n]["mean"]) for n in ns]
-        highs = [points[n].get("high", points[n]["mean"]) for n in ns]
-        ax.fill_between([int(n) for n in ns], lows, highs, alpha=0.15)
+        sizes = [int(n) for n in ns]
+        means = [_number(points[n]["mean"]) for n in ns]
+        lows = [_number(points[n].get("low", points[n]["mean"])) for n in ns]
+        highs = [_number(points[n].get("high", points[n]["mean"])) for n in ns]
+        ax.plot(sizes, means, marker="o", ms=3, label=dimension)
+        ax.fill_between(sizes, lows, highs, alpha=0.15)
+        defined = defined or any(m == m for m in means)  # NaN != NaN
+    if not defined:
+        _no_data(ax, "no defined SRCC: too few raters, or no two stimuli rated by both groups")
     ax.set_xlabel("raters per group")
     ax.set_ylabel("mean SRCC between groups")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend()
+    if curve:
+        ax.legend()
     return _png(fig)
 
 
 def mos_by_group(mos: pd.DataFrame, *, group: str, title: str) -> bytes:
     """Box plots of MOS per `group` (source_model or action_class), one panel a dimension."""
+    if mos.empty:
+        return _empty_figure(title, NO_MOS)
     dimensions = sorted(mos["dimension"].unique())
     fig, axes = plt.subplots(
         1, len(dimensions), figsize=(4.2 * len(dimensions), 4), squeeze=False, sharey=True
@@ -76,7 +112,10 @@ def mos_by_group(mos: pd.DataFrame, *, group: str, title: str) -> bytes:
 
 
 def model_ranking(mos: pd.DataFrame) -> bytes:
-    means = mos.groupby(["source_model", "dimension"])["mos"].mean().unstack("dimension")
+    if mos.empty:
+        return _empty_figure(FIGURES["model-ranking"], NO_MOS)
+    models = mos["source_model"].fillna("unknown")
+    means = mos.groupby([models, "dimension"])["mos"].mean().unstack("dimension")
     means = means.assign(_all=means.mean(axis=1)).sort_values("_all").drop(columns="_all")
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(means) + 1.5))
     means.plot.barh(ax=ax)
@@ -87,6 +126,8 @@ def model_ranking(mos: pd.DataFrame) -> bytes:
 
 
 def mos_vs_std(mos: pd.DataFrame) -> bytes:
+    if mos.empty:
+        return _empty_figure(FIGURES["mos-vs-std"], NO_MOS)
     dimensions = sorted(mos["dimension"].unique())
     fig, axes = plt.subplots(1, len(dimensions), figsize=(4 * len(dimensions), 3.6), squeeze=False)
     for ax, dimension in zip(axes[0], dimensions, strict=True):

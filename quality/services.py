@@ -122,12 +122,14 @@ def _newest_versions(scores) -> dict[str, str]:
 
 
 def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
-    """Agreement of every stored metric with every MOS dimension and All-Combined, over
-    the stimuli that have both (None when fewer than 5 have)."""
+    """Agreement of every stored metric with every MOS dimension and All-Combined. Each
+    (metric, target) row uses the stimuli that have both and reports its n; the ridge
+    predictor uses those with every feature (see ``metric_benchmark``). None when no
+    metric has MIN_STIMULI (5) stimuli with a MOS."""
     import pandas as pd
 
     from media_pipeline.models import MetricScore
-    from quality.stats.metric_agreement import metric_benchmark
+    from quality.stats.metric_agreement import MIN_STIMULI, metric_benchmark
 
     scores = pd.DataFrame(
         list(
@@ -137,23 +139,27 @@ def metric_agreement_for(study: Study, mos, all_combined: dict) -> dict | None:
         ),
         columns=["video_id", "metric", "version", "value"],
     )
-    if scores.empty:
+    if scores.empty or mos.empty:
         return None
     scores = scores[scores["version"] == scores["metric"].map(_newest_versions(scores))]
     metrics = scores.pivot_table(index="video_id", columns="metric", values="value")
-    targets = mos.pivot_table(index="video_id", columns="dimension", values="mos")
+    targets = mos.pivot_table(index="video_id", columns="dimension", values="mos", observed=True)
     targets.index = targets.index.astype(int)
     targets["all_combined"] = pd.Series({int(k): v for k, v in all_combined.items()})
-    common = metrics.dropna().index.intersection(targets.dropna().index)
-    if len(common) < 5:
-        return None
-    return metric_benchmark(
-        metrics={m: metrics.loc[common, m].to_numpy(float) for m in metrics.columns},
-        targets={t: targets.loc[common, t].to_numpy(float) for t in targets.columns},
+    # Stimuli with some metric and some MOS; NaN marks what one of them lacks.
+    stimuli = metrics.index.intersection(targets.index)
+    metrics, targets = metrics.reindex(stimuli), targets.reindex(stimuli)
+    result = metric_benchmark(
+        metrics={m: metrics[m].to_numpy(float) for m in metrics.columns},
+        targets={str(t): targets[t].to_numpy(float) for t in targets.columns},
         draws=1000,
         seed=0,
         ridge_features=[f for f in CONTENT_FEATURES if f in metrics.columns],
-    ) | {"stimuli": int(len(common))}
+        min_n=MIN_STIMULI,
+    )
+    if not result["rows"]:
+        return None
+    return result | {"stimuli": int(len(stimuli))}
 
 
 def export_job_request(

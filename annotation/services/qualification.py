@@ -10,7 +10,7 @@ from django.db import transaction
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.models import Dimension, ExpertScore, Participation, QualificationAnswer, Stimulus
 from annotation.services.answers import Answer
-from quality.stats.agreement import qualification_passed, qualification_share
+from quality.stats.agreement import qualification_passed, qualification_share, within_tolerance
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +78,16 @@ def _score_attempt(participation: Participation, dimensions: list[Dimension]) ->
                 "score": answer.score,
                 "expert_mean": expert.mean,
                 "expert_sigma": expert.sigma,
-                "within": abs(expert.mean - answer.score)
-                < study.qualification_tolerance_sigma * expert.sigma,
             }
         )
+    within = within_tolerance(
+        rater_scores=scores,
+        expert_means=means,
+        expert_sigmas=sigmas,
+        tolerance_sigma=study.qualification_tolerance_sigma,
+    )
+    for row, inside in zip(detail, within, strict=True):
+        row["within"] = bool(inside)  # the same rule as the share below
     share = qualification_share(
         rater_scores=scores,
         expert_means=means,

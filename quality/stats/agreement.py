@@ -22,6 +22,25 @@ def golden_agreement_plcc(*, rater_scores: ArrayLike, expert_means: ArrayLike) -
     return float(np.dot(dx, dy) / np.sqrt(np.dot(dx, dx) * np.dot(dy, dy)))
 
 
+def within_tolerance(
+    *,
+    rater_scores: ArrayLike,
+    expert_means: ArrayLike,
+    expert_sigmas: ArrayLike,
+    tolerance_sigma: float = 1.5,
+) -> np.ndarray:
+    """Per answer: |expert_mean - score| <= tolerance_sigma * sigma_expert (GAIA).
+
+    The boundary counts as within ("within k sigma" includes k sigma), so that an item
+    whose experts all agreed (sigma 0) is passed by the exact answer; PROTOCOL.md writes
+    the bound with <, which would make such an item impossible to pass.
+    """
+    x = np.asarray(rater_scores, dtype=float)
+    mean = np.asarray(expert_means, dtype=float)
+    sigma = np.asarray(expert_sigmas, dtype=float)
+    return np.abs(mean - x) <= tolerance_sigma * sigma
+
+
 def qualification_share(
     *,
     rater_scores: ArrayLike,
@@ -29,13 +48,16 @@ def qualification_share(
     expert_sigmas: ArrayLike,
     tolerance_sigma: float = 1.5,
 ) -> float:
-    """Share of answers with |expert_mean - score| < tolerance_sigma * sigma_expert (GAIA)."""
-    x = np.asarray(rater_scores, dtype=float)
-    mean = np.asarray(expert_means, dtype=float)
-    sigma = np.asarray(expert_sigmas, dtype=float)
-    if x.size == 0:
+    """Share of answers within tolerance (see ``within_tolerance``); 0 for no answers."""
+    within = within_tolerance(
+        rater_scores=rater_scores,
+        expert_means=expert_means,
+        expert_sigmas=expert_sigmas,
+        tolerance_sigma=tolerance_sigma,
+    )
+    if within.size == 0:
         return 0.0
-    return float(np.mean(np.abs(mean - x) < tolerance_sigma * sigma))
+    return float(np.mean(within))
 
 
 def qualification_passed(share: float, pass_share: float = 0.75) -> bool:

@@ -28,8 +28,9 @@ from quality.stats.screening import LINE_CLICKER_REASON, RaterExclusion, line_cl
 from quality.stats.srcc_curve import dense_sums, dimension_stream, srcc_curve
 from quality.stats.zscore import zscores
 
-# Bump when a change to this package changes any number a stored run holds.
-ANALYSIS_VERSION = "quality.stats/1.0"
+# Bump when a change to this package changes any number or name a stored run holds
+# (1.1: interval columns ci95_*_raw, exact MOS ends, per-metric n, oriented pairs).
+ANALYSIS_VERSION = "quality.stats/1.1"
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,23 @@
 
 - SRCC: Spearman's rank correlation between metric values and MOS.
 - PLCC after the four-parameter logistic mapping recommended by VQEG (2000),
-  f(x) = (b1 - b2) / (1 + exp(-(x - b3) / |b4|)) + b2, fitted by least squares; the
-  mapping removes the non-linearity between a metric's scale and the MOS scale.
+  f(x) = (b1 - b2) / (1 + exp(-(x - b3) / |b4|)) + b2, fitted by least squares on the
+  standardised metric values (so a metric in units of 1e-6 fits like one in units of 1).
+  When the fit fails, or leaves a larger residual sum of squares than the least-squares
+  line, the line is the mapping instead; PLCC is then never below |Pearson r|.
 - 95% intervals: percentile bootstrap over stimuli (seeded), the mapping held fixed.
-- Pairwise significance: a paired bootstrap of the difference in SRCC between two
-  metrics on the same resamples; two-sided p-value.
+- Coverage: each (metric, target) row uses the stimuli that have both (its ``n``), so a
+  metric scored on part of the study is judged on that part and no other metric loses
+  stimuli; rows with fewer than ``min_n`` stimuli are left out.
+- Pairwise significance: PROTOCOL.md names pairwise t-tests (GAIA Fig. 15); MOSaic uses
+  a paired bootstrap instead, which needs no normality and keeps the two SRCCs paired on
+  the same stimuli. On the stimuli that have both metrics and the target, both metrics'
+  SRCC is computed on the same resamples, each oriented by the sign of its SRCC there
+  (a metric where lower is better counts by its strength, |SRCC|), and the two-sided
+  p-value is twice the smaller share of draws on either side of zero difference.
 - Trained predictor: ridge regression on the standardised content features, evaluated
-  on 10 random 80/20 splits as GAIA evaluates trained methods.
+  on 10 random 80/20 splits as GAIA evaluates trained methods, over the stimuli that
+  have every feature and the target (the one place where metrics are combined).
 """
 
 from __future__ import annotations
@@ -19,28 +29,82 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+MIN_STIMULI = 5
+
 
 def logistic4(x: np.ndarray, b1: float, b2: float, b3: float, b4: float) -> np.ndarray:
     # exp saturates past |700|; clipping there changes no float64 result.
-    exponent = np.clip(-(np.asarray(x, float) - b3) / abs(b4), -700.0, 700.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exponent = np.clip(-(np.asarray(x, float) - b3) / abs(b4), -700.0, 700.0)
     return (b1 - b2) / (1.0 + np.exp(exponent)) + b2
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Parameters of logistic4 mapping x onto y; falls back to a linear fit's range when
-    the optimiser does not converge (a flat metric), so PLCC stays defined."""
+def _logistic4_jacobian(x: np.ndarray, b1: float, b2: float, b3: float, b4: float) -> np.ndarray:
+    """d logistic4 / d(b1, b2, b3, b4), one row per x: with u = (x - b3) / |b4| and
+    s = 1 / (1 + exp(-u)), the derivatives are s, 1 - s, -(b1 - b2) s (1 - s) / |b4| and
+    -(b1 - b2) s (1 - s) u / b4 (analytic, so the optimiser needs no finite differences)."""
+    u = np.clip((np.asarray(x, float) - b3) / abs(b4), -700.0, 700.0)
+    s = 1.0 / (1.0 + np.exp(-u))
+    slope = (b1 - b2) * s * (1.0 - s)
+    return np.column_stack([s, 1.0 - s, -slope / abs(b4), -slope * u / b4])
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Least-squares parameters (b1, b2, b3, b4) of logistic4 mapping x onto y, or None
+    when there is no fit: x constant, or the optimiser fails (no convergence within its
+    evaluation budget, or a non-finite result).
+
+    The fit runs on z = (x - mean) / std and the parameters are mapped back to x
+    (b3 = mean + std * b3_z, b4 = std * |b4_z|), so the optimiser always works on values
+    near 1, whatever the metric's units.
+    """
     x = np.asarray(x, float)
     y = np.asarray(y, float)
-    start = [y.max(), y.min(), np.median(x), (x.std() or 1.0) / 2]
-    if np.corrcoef(x, y)[0, 1] < 0:  # a decreasing metric: start from a falling curve
+    centre, scale = x.mean(), x.std()
+    if not (np.isfinite(scale) and scale > 0):
+        return None
+    z = (x - centre) / scale
+    start = [y.max(), y.min(), float(np.median(z)), 0.5]
+    if pearson(z, y) < 0:  # a decreasing metric: start from a falling curve
         start[0], start[1] = start[1], start[0]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            params, _ = optimize.curve_fit(logistic4, x, y, p0=start, maxfev=20000, method="trf")
-        return params
-    except (RuntimeError, optimize.OptimizeWarning):
-        return np.asarray(start)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            # The covariance of the parameters is not used: its warning is no failure.
+            warnings.simplefilter("ignore", optimize.OptimizeWarning)
+            params, _ = optimize.curve_fit(
+                logistic4,
+                z,
+                y,
+                p0=start,
+                jac=_logistic4_jacobian,
+                maxfev=2000,
+                method="trf",
+            )
+    except (RuntimeError, ValueError):
+        return None
+    b1, b2, b3, b4 = params
+    mapped = np.array([b1, b2, centre + scale * b3, scale * abs(b4)])
+    return mapped if np.isfinite(mapped).all() and mapped[3] > 0 else None
+
+
+def map_to_mos(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The metric values x mapped onto the MOS scale of y before PLCC: the fitted
+    logistic4 when there is a fit whose residual sum of squares is at most that of the
+    least-squares line, otherwise that line (constant y.mean() when x is constant)."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    scale = x.std()
+    if not (np.isfinite(scale) and scale > 0):
+        return np.full(y.shape, y.mean())
+    z = (x - x.mean()) / scale
+    line = y.mean() + np.mean(z * (y - y.mean())) * z  # slope cov(z, y) / var(z), var 1
+    params = fit_logistic(x, y)
+    if params is None:
+        return line
+    curve = logistic4(x, *params)
+    if np.isfinite(curve).all() and np.sum((y - curve) ** 2) <= np.sum((y - line) ** 2):
+        return curve
+    return line
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> float:
@@ -103,7 +167,7 @@ def agreement(
     values = np.asarray(values, float)
     mos = np.asarray(mos, float)
     srcc = float(stats.spearmanr(values, mos).statistic)
-    mapped = logistic4(values, *fit_logistic(values, mos))
+    mapped = map_to_mos(values, mos)
     plcc = pearson(mapped, mos)
     boot_srcc = _srcc_rows(values[resamples], mos[resamples])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -118,7 +182,8 @@ def agreement(
 
 
 def paired_srcc_test(boot_a: np.ndarray, boot_b: np.ndarray) -> float:
-    """Two-sided p-value that two metrics' SRCC differ, from paired bootstrap draws."""
+    """Two-sided p-value that two metrics' (oriented) SRCC differ, from paired bootstrap
+    draws: twice the smaller share of draws with a difference <= 0 or >= 0, at most 1."""
     diff = boot_a - boot_b
     diff = diff[np.isfinite(diff)]
     if diff.size == 0:
@@ -169,6 +234,22 @@ def ridge_splits(
     }
 
 
+def _oriented(srcc: float, boot: np.ndarray) -> tuple[float, np.ndarray]:
+    """The SRCC and its bootstrap draws times its sign: a metric where lower is better
+    is compared by its strength."""
+    return srcc, (-1.0 if srcc < 0 else 1.0) * boot
+
+
+def _oriented_draws(
+    values: np.ndarray, mos: np.ndarray, *, draws: int, seed: int
+) -> tuple[float, np.ndarray]:
+    """``_oriented`` SRCC of values with mos and its draws on ``bootstrap_indices``."""
+    resamples = bootstrap_indices(len(values), draws=draws, seed=seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = _srcc_rows(values[resamples], mos[resamples])
+    return _oriented(float(stats.spearmanr(values, mos).statistic), boot)
+
+
 def metric_benchmark(
     *,
     metrics: dict[str, np.ndarray],
@@ -176,48 +257,77 @@ def metric_benchmark(
     draws: int = 1000,
     seed: int = 0,
     ridge_features: list[str] | None = None,
+    min_n: int = MIN_STIMULI,
 ) -> dict:
     """Agreement of every metric with every target (MOS dimension, All-Combined).
 
-    `metrics` and `targets` are aligned arrays over the same stimuli.
+    `metrics` and `targets` are arrays aligned over the same stimuli, NaN where a
+    stimulus has no value. Each row and each pair uses the stimuli where its own arrays
+    are all finite, and says how many (``n``); see the module docstring.
     """
-    n = len(next(iter(targets.values())))
-    resamples = bootstrap_indices(n, draws=draws, seed=seed)
+    metrics = {name: np.asarray(values, float) for name, values in metrics.items()}
+    targets = {name: np.asarray(values, float) for name, values in targets.items()}
     rows, pairwise = [], []
     for target, mos in targets.items():
-        boots = {}
+        # (metric, stimuli) -> oriented SRCC and draws: with full coverage every pair
+        # reuses the rows' draws; a partly scored metric costs one extra set per partner.
+        draws_of: dict[tuple[str, bytes], tuple[float, np.ndarray]] = {}
+        covered = {}
         for name, values in metrics.items():
-            if np.ptp(values) == 0:
-                continue  # a constant metric has no correlation
-            result, boots[name] = agreement(
-                metric=name, target=target, values=values, mos=mos, resamples=resamples
+            mask = np.isfinite(values) & np.isfinite(mos)
+            if mask.sum() < min_n or np.ptp(values[mask]) == 0:
+                continue  # too few stimuli, or a constant metric: no correlation
+            resamples = bootstrap_indices(int(mask.sum()), draws=draws, seed=seed)
+            result, boot = agreement(
+                metric=name,
+                target=target,
+                values=values[mask],
+                mos=mos[mask],
+                resamples=resamples,
             )
             rows.append(result.as_dict())
-        names = sorted(boots)
+            draws_of[(name, mask.tobytes())] = _oriented(result.srcc, boot)
+            covered[name] = mask
+        names = sorted(covered)
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
+                both = covered[a] & covered[b]
+                if both.sum() < min_n or min(np.ptp(metrics[m][both]) for m in (a, b)) == 0:
+                    continue
+                for name in (a, b):
+                    if (name, both.tobytes()) not in draws_of:
+                        draws_of[(name, both.tobytes())] = _oriented_draws(
+                            metrics[name][both], mos[both], draws=draws, seed=seed
+                        )
+                srcc_a, boot_a = draws_of[(a, both.tobytes())]
+                srcc_b, boot_b = draws_of[(b, both.tobytes())]
                 pairwise.append(
                     {
                         "target": target,
-                        "a": a,
-                        "b": b,
-                        "p_value": paired_srcc_test(boots[a], boots[b]),
+                        "metric_a": a,
+                        "metric_b": b,
+                        "n": int(both.sum()),
+                        "srcc_a": srcc_a,
+                        "srcc_b": srcc_b,
+                        "p_value": paired_srcc_test(boot_a, boot_b),
                     }
                 )
     trained = {}
-    if ridge_features:
-        usable = [f for f in ridge_features if f in metrics]
-        if usable and n >= 15:
-            features = np.column_stack([metrics[f] for f in usable])
-            for target, mos in targets.items():
+    usable = [f for f in ridge_features or [] if f in metrics]
+    if usable:
+        features = np.column_stack([metrics[f] for f in usable])
+        for target, mos in targets.items():
+            mask = np.isfinite(features).all(axis=1) & np.isfinite(mos)
+            if mask.sum() >= 15:
                 trained[target] = {
                     "features": usable,
-                    **ridge_splits(features=features, mos=np.asarray(mos, float), seed=seed),
+                    "n": int(mask.sum()),
+                    **ridge_splits(features=features[mask], mos=mos[mask], seed=seed),
                 }
     return {
-        "n": n,
         "draws": draws,
         "seed": seed,
+        "min_n": min_n,
         "rows": rows,
         "pairwise": pairwise,
         "ridge": trained,

@@ -8,9 +8,10 @@
   50 everywhere.
 - ``mos_raw``: mean of the raw scores; ``std``: their sample standard deviation (ddof=1,
   NaN for a single rating); ``n``: number of ratings.
-- ``ci95_low``/``ci95_high``: mos_raw -+ t_{(1+c)/2, n-1} * std / sqrt(n) (the
+- ``ci95_low_raw``/``ci95_high_raw``: mos_raw -+ t_{(1+c)/2, n-1} * std / sqrt(n) (the
   confidence interval of ITU-R BT.500's mean score, with Student's t rather than 1.96 so
-  that small n is honest); NaN for n < 2.
+  that small n is honest); NaN for n < 2. It bounds ``mos_raw`` on the raw 0-100 scale,
+  not the z-scored ``mos`` (which may lie outside it): the names say so.
 - All-Combined (GAIA Tab. 5): the sum of a video's dimension MOS, min-max rescaled to
   [0, 100] over the videos that have every dimension.
 """
@@ -23,18 +24,31 @@ from scipy import special
 
 from quality.stats.ratings import RatingsTable
 
-MOS_COLUMNS = ("video_id", "dimension", "mos", "mos_raw", "std", "n", "ci95_low", "ci95_high")
+MOS_COLUMNS = (
+    "video_id",
+    "dimension",
+    "mos",
+    "mos_raw",
+    "std",
+    "n",
+    "ci95_low_raw",
+    "ci95_high_raw",
+)
 
 
 def rescale_min_max(values: np.ndarray) -> np.ndarray:
-    """100 * (v - min) / (max - min); 50 everywhere when all values are equal."""
+    """100 * ((v - min) / (max - min)); 50 everywhere when all values are equal.
+
+    Dividing before multiplying makes the ends exact (the maximum maps to 1.0 * 100, never
+    100.00000000000001) and, rounding being monotone, every value lies in [0, 100].
+    """
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         return values.copy()
     low, high = values.min(), values.max()
     if high == low:
         return np.full(values.shape, 50.0)
-    return 100.0 * (values - low) / (high - low)
+    return 100.0 * ((values - low) / (high - low))
 
 
 def mos_table(*, table: RatingsTable, z: np.ndarray, confidence: float = 0.95) -> pd.DataFrame:
@@ -74,8 +88,8 @@ def mos_table(*, table: RatingsTable, z: np.ndarray, confidence: float = 0.95) -
             "mos_raw": mos_raw,
             "std": std,
             "n": n.astype(np.int64),
-            "ci95_low": mos_raw - half,
-            "ci95_high": mos_raw + half,
+            "ci95_low_raw": mos_raw - half,
+            "ci95_high_raw": mos_raw + half,
         }
     )
 

@@ -4,6 +4,11 @@ Header ``rater_id,video_id,dimension,score`` and optionally ``session_id``, one 
 a line. Ids are read as text (so ``007`` stays ``007``); errors name the line number as
 it is in the file (the header is line 1; blank lines count), which assumes no quoted
 field spans lines.
+
+MOSaic's CSV exports put a single quote before a text cell that starts with a formula
+trigger (``spreadsheet_safe``), so that spreadsheets show it rather than run it; this
+reader removes that quote from the id columns again, so a raw export read back gives
+the ids the study has (a dimension key ``-blur`` is written ``'-blur`` and read ``-blur``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,28 @@ import pandas as pd
 from quality.stats.ratings import REQUIRED_COLUMNS, SESSION_COLUMN, RatingsError
 
 _ID_COLUMNS = ("rater_id", "video_id", "dimension", SESSION_COLUMN)
+
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP, "CSV Injection").
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a single quote in front when it starts with a formula trigger."""
+    return "'" + text if text.startswith(FORMULA_TRIGGERS) else text
+
+
+def _is_quoted(text: object) -> bool:
+    return isinstance(text, str) and text.startswith("'") and text[1:].startswith(FORMULA_TRIGGERS)
+
+
+def _strip_spreadsheet_quotes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Undo ``spreadsheet_safe`` in the id columns (looking at distinct values only)."""
+    for column in _ID_COLUMNS:
+        if column in frame.columns:
+            quoted = {v: v[1:] for v in frame[column].unique() if _is_quoted(v)}
+            if quoted:
+                frame[column] = frame[column].replace(quoted)
+    return frame
 
 
 def _read(path: str | Path, *, score_as_text: bool) -> pd.DataFrame:
@@ -54,7 +81,8 @@ def _first_bad_score(path: str | Path) -> str:
 
 
 def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
-    """The CSV as a DataFrame with text ids and float scores; blank lines are skipped.
+    """The CSV as a DataFrame with text ids and float scores; blank lines are skipped; a
+    single quote that ``spreadsheet_safe`` put before an id is removed.
 
     Raises RatingsError for an empty file, a missing column, a row with an empty id or
     a score that is not a finite number (naming the first such line).
@@ -83,4 +111,4 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
             raise RatingsError(f"{path}: line {line[np.argmax(column_empty)]}: {column} is empty")
     if not np.isfinite(frame["score"].to_numpy()).all():
         raise RatingsError(_first_bad_score(path))
-    return frame.reset_index(drop=True)
+    return _strip_spreadsheet_quotes(frame.reset_index(drop=True))

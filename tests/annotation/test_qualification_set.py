@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.models import Participation, QualificationAnswer, Stimulus
+from annotation.models import ExpertScore, Participation, QualificationAnswer, Stimulus
 from tests.annotation.rater_fixtures import answer, rater_client, tiny_study
 from tests.factories import StimulusFactory, add_expert_scores
 
@@ -68,3 +68,20 @@ def test_a_failed_video_does_not_hold_the_test_back():
     body = client.get(tiny.base + "next/").json()
     # then: the test is the one video there is
     assert (body["item"]["id"], body["length"]) == (str(tiny.qualification[0].public_id), 1)
+
+
+def test_an_exact_answer_to_a_video_the_experts_agreed_on_is_within():
+    # given: qualification videos whose experts all gave 50 (sigma 0)
+    tiny = tiny_study(qualification_size=2)
+    ExpertScore.objects.filter(stimulus__in=tiny.qualification).update(mean=50.0, sigma=0.0)
+    client, user = rater_client()
+    start_test(client, tiny)
+    # when: the rater answers exactly that
+    for _ in range(2):
+        item = client.get(tiny.base + "next/").json()["item"]["id"]
+        assert client.post(tiny.base + "answers/", answer(item, 50.0), format="json").status_code
+    # then: every answer is within tolerance, in the detail as in the share
+    participation = Participation.objects.get(rater__user=user)
+    assert participation.qualification_state == Participation.Qualification.PASSED
+    assert participation.qualification_share == 1.0
+    assert [row["within"] for row in participation.qualification_detail] == [True] * 6

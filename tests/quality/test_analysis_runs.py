@@ -138,7 +138,7 @@ def test_a_run_is_computed_stored_and_exported(django_capture_on_commit_callback
         )
         for dim in DIMS:
             stored = by_key[(video.pk, dim)]
-            for field in ("mos", "mos_raw", "std", "n", "ci95_low", "ci95_high"):
+            for field in ("mos", "mos_raw", "std", "n", "ci95_low_raw", "ci95_high_raw"):
                 assert float(line[f"{field}_{dim}"]) == pytest.approx(float(stored[field]))
         assert float(line["all_combined"]) == pytest.approx(
             run.summary["all_combined"][str(video.pk)]

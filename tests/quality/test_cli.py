@@ -32,7 +32,7 @@ def test_analyze_writes_mos_and_summary(ratings_csv, tmp_path, capsys):
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["all_combined.csv", "mos.csv", "summary.json"]
     mos = pd.read_csv(out / "mos.csv")
-    header = "video_id,dimension,mos,mos_raw,std,n,ci95_low,ci95_high"
+    header = "video_id,dimension,mos,mos_raw,std,n,ci95_low_raw,ci95_high_raw"
     assert (out / "mos.csv").read_text().splitlines()[0] == header
     assert len(mos) == mos[["video_id", "dimension"]].drop_duplicates().shape[0] > 0
     summary = json.loads((out / "summary.json").read_text())

@@ -4,9 +4,11 @@ import csv
 import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
+from scipy import stats
 
 from media_pipeline.models import MetricScore
 from quality import export
@@ -100,7 +102,9 @@ def test_without_metric_scores_there_is_no_agreement_figure(django_capture_on_co
     assert body_of(export_response).splitlines() == [",".join(export.AGREEMENT_HEADER)]
 
 
-@pytest.mark.parametrize("name", ["ratings.csv", "mos.csv", "metric_agreement.csv"])
+@pytest.mark.parametrize(
+    "name", ["ratings.csv", "mos.csv", "metric_agreement.csv", "metric_pairwise.csv"]
+)
 def test_an_export_job_writes_the_same_bytes_as_the_stream(
     django_capture_on_commit_callbacks, name
 ):
@@ -180,3 +184,65 @@ def test_export_jobs_are_for_researchers_only(role):
     assert client.get(f"/api/export-jobs/{job.pk}/").status_code == 403
     assert client.get(f"/api/export-jobs/{job.pk}/download").status_code == 403
     assert ExportJob.objects.count() == 1
+
+
+def test_a_partly_scored_metric_is_judged_on_its_stimuli_and_keeps_the_others(
+    django_capture_on_commit_callbacks,
+):
+    # given: brightness on all 20 stimuli, si on 16, a new metric on only 4 so far
+    study, videos = rated_study(stimuli=20)
+    coverage = {"brightness": 20, "si": 16, "newmetric": 4}
+    values = {
+        v.pk: (i * 2.0, float(RNG.uniform()), float(RNG.uniform())) for i, v in enumerate(videos)
+    }
+    MetricScore.objects.bulk_create(
+        MetricScore(stimulus=v, metric=name, version="1", value=value, device="cpu", runtime_s=0.0)
+        for i, v in enumerate(videos)
+        for name, value in zip(coverage, values[v.pk], strict=True)
+        if i < coverage[name]
+    )
+    client = researcher()
+    # when
+    run = request_run(client, study, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    # then: each metric's rows use its own stimuli (SRCC checked with scipy); the new
+    # metric, under 5 stimuli, is left out instead of removing the whole benchmark
+    agreement = run.summary["metric_agreement"]
+    mos = pd.DataFrame(run.mos).astype({"video_id": int})
+    subject = mos[mos["dimension"] == "subject"].set_index("video_id")["mos"]
+    rows = {(r["metric"], r["target"]): r for r in agreement["rows"]}
+    assert {metric for metric, _ in rows} == {"brightness", "si"}
+    for metric, column, stimuli in (("brightness", 0, videos), ("si", 1, videos[:16])):
+        row = rows[(metric, "subject")]
+        x = [values[v.pk][column] for v in stimuli]
+        y = [subject[v.pk] for v in stimuli]
+        assert row["n"] == len(stimuli)
+        assert row["srcc"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    # the ridge predictor combines both: the 16 stimuli that have both
+    assert {target["n"] for target in agreement["ridge"].values()} == {16}
+    table = list(csv.DictReader(io.StringIO(body_of(
+        client.get(f"/api/studies/{study.slug}/exports/metric_agreement.csv")
+    ))))  # fmt: skip
+    assert {int(line["n"]) for line in table if line["kind"] == "trained"} == {16}
+    assert {int(line["n"]) for line in table if line["metric"] == "si"} == {16}
+
+
+def test_metric_pairwise_csv_holds_every_pair_of_the_run(django_capture_on_commit_callbacks):
+    # given
+    study, run, client = scored_run(django_capture_on_commit_callbacks)
+    pairwise = run.summary["metric_agreement"]["pairwise"]
+    # when
+    response = client.get(f"/api/studies/{study.slug}/exports/metric_pairwise.csv")
+    # then: one line per (target, pair of metrics), cell by cell
+    table = list(csv.DictReader(io.StringIO(body_of(response))))
+    assert list(table[0]) == list(export.PAIRWISE_HEADER)
+    assert len(table) == len(pairwise) == 4
+    for line, pair in zip(table, pairwise, strict=True):
+        assert (line["target"], line["metric_a"], line["metric_b"], int(line["n"])) == (
+            pair["target"],
+            "brightness",
+            "contrast",
+            20,
+        )
+        for key in ("srcc_a", "srcc_b", "p_value"):
+            assert float(line[key]) == pytest.approx(pair[key], abs=1e-12)

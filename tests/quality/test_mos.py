@@ -75,8 +75,8 @@ def test_mos_table_equals_pandas_groupby_and_scipy_intervals():
     low, high = stats.t.interval(
         0.95, merged["n_x"] - 1, loc=merged["raw"], scale=merged["std_y"] / np.sqrt(merged["n_x"])
     )
-    np.testing.assert_allclose(merged["ci95_low"], low, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(merged["ci95_high"], high, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(merged["ci95_low_raw"], low, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(merged["ci95_high_raw"], high, rtol=0, atol=1e-9)
 
 
 def test_single_rating_has_no_std_and_no_interval():
@@ -86,7 +86,7 @@ def test_single_rating_has_no_std_and_no_interval():
     table = encode_ratings(ratings=frame)
     row = mos_table(table=table, z=zscores(table)).iloc[0]
     assert (row["mos"], row["mos_raw"], row["n"]) == (50.0, 42.0, 1)
-    assert np.isnan(row["std"]) and np.isnan(row["ci95_low"]) and np.isnan(row["ci95_high"])
+    assert np.isnan(row["std"]) and np.isnan(row["ci95_low_raw"]) and np.isnan(row["ci95_high_raw"])
 
 
 def test_all_combined_sums_dimensions_and_rescales_only_complete_videos():
@@ -107,6 +107,21 @@ def test_all_combined_sums_dimensions_and_rescales_only_complete_videos():
     }
 
 
+def test_rescale_ends_are_exactly_zero_and_one_hundred():
+    # given: values where 100 * (v - min) / (max - min) rounds to 100.00000000000001
+    assert 100.0 * (0.7 - 0.3) / (0.7 - 0.3) > 100.0
+    rng = np.random.default_rng(8)
+    samples = [np.array([0.3, 0.7]), np.array([0.1, -0.7])] + [
+        rng.normal(size=7) * 10.0 ** rng.uniform(-8, 8) + rng.normal() for _ in range(2000)
+    ]
+    for values in samples:
+        # when
+        rescaled = rescale_min_max(values)
+        # then
+        assert (rescaled.min(), rescaled.max()) == (0.0, 100.0)
+        assert ((rescaled >= 0.0) & (rescaled <= 100.0)).all()
+
+
 def test_rescale_of_equal_values_is_fifty():
     assert rescale_min_max(np.array([3.0, 3.0])).tolist() == [50.0, 50.0]
     assert rescale_min_max(np.array([1.0, 2.0, 5.0])).tolist() == [0.0, 25.0, 100.0]
@@ -119,4 +134,4 @@ def test_interval_follows_the_confidence_level(confidence):
     mos = mos_table(table=table, z=zscores(table), confidence=confidence)
     scores = frame[frame["video_id"] == mos["video_id"].iloc[0]]["score"]
     low, high = stats.t.interval(confidence, len(scores) - 1, scores.mean(), stats.sem(scores))
-    assert (mos["ci95_low"].iloc[0], mos["ci95_high"].iloc[0]) == pytest.approx((low, high))
+    assert (mos["ci95_low_raw"].iloc[0], mos["ci95_high_raw"].iloc[0]) == pytest.approx((low, high))
