@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
@@ -68,18 +68,23 @@ def stimulus_upload(
             ffmpeg.probe(path)
         except ffmpeg.MediaError as exc:
             raise ValidationFailed(str(exc).replace(path.name, upload.name)) from None
-        with transaction.atomic():
-            stimulus = Stimulus(
-                study=study,
-                role=role,
-                checksum=checksum,
-                original_name=upload.name[:255],
-                **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
-            )
-            upload.seek(0)
-            stimulus.source_file.save(upload.name, upload, save=False)
-            stimulus.save()
-            transaction.on_commit(lambda: stimuli_enqueue_processing([stimulus.pk]))
+        stimulus = Stimulus(
+            study=study,
+            role=role,
+            checksum=checksum,
+            original_name=upload.name[:255],
+            **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
+        )
+        upload.seek(0)
+        stimulus.source_file.save(upload.name, upload, save=False)
+        try:
+            with transaction.atomic():
+                stimulus.save()
+                transaction.on_commit(lambda: stimuli_enqueue_processing([stimulus.pk]))
+        except IntegrityError:
+            # the same file uploaded at the same moment: the other request stored it
+            stimulus.source_file.delete(save=False)
+            raise Conflict(f"{upload.name} is already in this study") from None
     finally:
         if ours:
             path.unlink(missing_ok=True)

@@ -127,3 +127,30 @@ def test_the_study_list_shows_processing_progress(client):
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     body = client.get("/admin/annotation/study/").content.decode()
     assert "2/4 ready, 1 failed" in body
+
+
+def test_the_same_file_uploaded_at_the_same_moment_is_a_conflict_that_leaves_no_file(
+    clips, monkeypatch, settings
+):
+    """The other request stores the file between this one's duplicate check and its
+    save: the unique constraint decides, and this one's copy is removed again."""
+    from media_pipeline import ffmpeg
+
+    study = make_study()
+    data = Path(clips["square.mp4"]).read_bytes()
+    real_probe = ffmpeg.probe
+
+    def probe_while_the_other_request_stores(path):
+        monkeypatch.setattr(ffmpeg, "probe", real_probe)
+        assert upload(admin_client(), study, "first.mp4", data).status_code == 201
+        return real_probe(path)
+
+    monkeypatch.setattr(ffmpeg, "probe", probe_while_the_other_request_stores)
+    # when
+    response = upload(admin_client(), study, "second.mp4", data)
+    # then
+    assert response.status_code == 409
+    assert "second.mp4 is already in this study" in response.json()["detail"]
+    assert Stimulus.objects.count() == 1
+    stored = [p for p in (Path(settings.MEDIA_ROOT) / "sources").rglob("*") if p.is_file()]
+    assert stored == [Path(Stimulus.objects.get().source_file.path)]
