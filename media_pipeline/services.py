@@ -319,8 +319,10 @@ def score_job_run(*, job_id: int) -> None:
 
 
 def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
-    """The job (unless it is finished or gone) and up to batch - 1 queued score jobs that
-    no other worker holds, all marked running, in one transaction."""
+    """The job (unless it is finished, gone or running in another worker: a duplicate
+    message, or the job's own message while a batch that took it along is still going)
+    and up to batch - 1 queued score jobs that no other worker holds, all marked
+    running, in one transaction."""
     with transaction.atomic():
         job = (
             ProcessingJob.objects.select_for_update(of=("self",))
@@ -329,6 +331,11 @@ def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
             .first()
         )
         if job is None or job.status in (ProcessingJob.Status.DONE, ProcessingJob.Status.FAILED):
+            return []
+        if job.status == ProcessingJob.Status.RUNNING and not run_abandoned(
+            job, now=timezone.now(), live_sessions=live_db_sessions([job.runner_session])
+        ):
+            logger.info("score job %s is running in another worker: not run twice", job.pk)
             return []
         others = list(
             ProcessingJob.objects.select_for_update(skip_locked=True, of=("self",))

@@ -305,3 +305,29 @@ def test_a_worker_lost_on_every_attempt_ends_the_job(clips):
         "gave up after 4 attempts: the transcode never finished (the worker was lost or stopped)",
     )
     assert Stimulus.objects.get(pk=job.stimulus_id).status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("session", "runs"), [("this", False), (ENDED_SESSION, True)], ids=["alive", "worker-died"]
+)
+def test_a_score_job_another_worker_is_running_is_not_scored_twice(clips, session, runs):
+    from media_pipeline.models import MetricScore
+    from media_pipeline.services import score_job_run
+
+    # given: a score job marked running a minute ago (say, taken along into another
+    # worker's batch), whose worker's database session is still there, or is gone
+    stimulus = stimulus_of(clips["square.mp4"])
+    job = ProcessingJob.objects.create(
+        stimulus=stimulus,
+        kind="score",
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(minutes=1),
+        runner_session=this_session() if session == "this" else session,
+    )
+    # when: its own message arrives
+    score_job_run(job_id=job.pk)
+    # then: scored only if the run holding it cannot still be going
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (("done", 2) if runs else ("running", 1))
+    assert MetricScore.objects.filter(stimulus=stimulus).exists() == runs
