@@ -73,6 +73,11 @@ def rater_strings() -> dict[str, str]:
             "The study's team has paused your session. Please come back later and press "
             "“Try again” (or reload this page) to go on where you stopped."
         ),
+        "study_paused_title": gettext("This study is paused"),
+        "study_paused_text": gettext(
+            "The study's team has paused the study for now. Your answers are kept. Please "
+            "come back later and press “Try again” (or reload this page)."
+        ),
         "qualification_not_ready_title": gettext("The qualification test is not ready yet"),
         "qualification_not_ready_text": gettext(
             "Its videos are still being prepared. Please come back in a few minutes and "

@@ -23,12 +23,20 @@ def rater_for_user(*, user: User) -> Rater:
     return rater
 
 
+def _refuse_unless_running(study: Study) -> None:
+    """A closed study is over: refused for good (the rater's page drops what it still
+    holds). A study paused or not started yet holds answers back for later (423)."""
+    if study.state == Study.State.CLOSED:
+        raise PermissionDenied("this study is closed")
+    if study.state != Study.State.RUNNING:
+        raise StudyNotRunning("this study is not running at the moment")
+
+
 def access_running_study(*, slug: str) -> Study:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise NotFound(f"no study '{slug}'")
-    if study.state != Study.State.RUNNING:
-        raise StudyNotRunning("this study is not running at the moment")
+    _refuse_unless_running(study)
     return study
 
 
@@ -86,8 +94,7 @@ def access_participation(*, user: User, slug: str) -> Participation:
     )
     if participation is None:
         return participation_get_or_create(user=user, study=access_running_study(slug=slug))
-    if participation.study.state != Study.State.RUNNING:
-        raise StudyNotRunning("this study is not running at the moment")
+    _refuse_unless_running(participation.study)
     return participation
 
 
@@ -165,14 +172,17 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:
             participation.qualification_attempts = 1
-            # A study without qualification videos (or of size 0) has no test to pass.
+            # A study without qualification videos (or of size 0, or whose videos all
+            # failed to transcode) has no test to pass.
             # Videos still being processed are a test not ready yet: the rater waits
             # (see qualification_next), and is never let through without it.
             has_test = (
                 participation.study.qualification_size > 0
                 and Stimulus.objects.filter(
                     study=participation.study, role=Stimulus.Role.QUALIFICATION
-                ).exists()
+                )
+                .exclude(status=Stimulus.Status.FAILED)
+                .exists()
             )
             participation.qualification_state = (
                 Participation.Qualification.IN_PROGRESS

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import logging
 
+from django.db.models import Exists, OuterRef
+
 from annotation.errors import ApplicationError, PermissionDenied
-from annotation.models import Assignment, Participation, QualificationAnswer, Session
+from annotation.models import (
+    Assignment,
+    Participation,
+    QualificationAnswer,
+    Session,
+    SessionItem,
+    Stimulus,
+)
 from annotation.selectors import dimensions_of, qualification_next, rater_step
 from annotation.services.answers import Answer, check_answer, check_repeat
 from annotation.services.assignments import (
@@ -36,8 +45,13 @@ def _stored_qualification_answer(answer: Answer, participation: Participation):
 
 
 def sessions_left(participation: Participation) -> bool:
+    """Whether a session the rater has not taken has, or may still have, a video to rate:
+    one that is not golden and did not fail (a session of failed videos never starts)."""
+    playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
+        stimulus__status=Stimulus.Status.FAILED
+    )
     return (
-        Session.objects.filter(study_id=participation.study_id)
+        Session.objects.filter(Exists(playable), study_id=participation.study_id)
         .exclude(assignments__rater_id=participation.rater_id)
         .exists()
     )

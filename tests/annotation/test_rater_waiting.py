@@ -3,12 +3,15 @@ not running, videos not ready yet. The rater waits (no item), is never let throu
 stuck for good, and an answer sent meanwhile is held back (423), not refused."""
 
 import pytest
+from django.db import transaction
 
 from annotation.api import rater as rater_api
 from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
 from annotation.services.admin_actions import assignment_pause, assignment_reopen
+from annotation.services.studies import study_build_sessions
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
-from tests.factories import UserFactory
+from tests.annotation.test_rater_flow import rate_session
+from tests.factories import StimulusFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -178,3 +181,45 @@ def test_the_next_session_is_one_with_videos_ready():
     # then
     assert (upcoming["step"], upcoming["length"]) == ("rating", 8)
     assert Assignment.objects.get(rater__user=user).session == second
+
+
+def test_a_closed_study_refuses_for_good(path):
+    # given: the study is closed while the rater looks at the second item
+    tiny, client, _, second = rated_one()
+    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.CLOSED)
+    # when
+    upcoming = client.get(tiny.base + "next/")
+    refused = client.post(tiny.base + "answers/", answer(second), format="json")
+    # then: a final refusal (the page drops what it holds), not "come back later"
+    closed = {"error": "forbidden", "detail": "this study is closed"}
+    assert (upcoming.status_code, upcoming.json()) == (403, closed)
+    assert (refused.status_code, refused.json()) == (403, closed)
+    assert Rating.objects.count() == 3
+
+
+def test_a_test_whose_videos_all_failed_is_no_test():
+    # given: every qualification video failed to transcode
+    tiny = tiny_study()
+    Stimulus.objects.filter(role=Stimulus.Role.QUALIFICATION).update(status=Stimulus.Status.FAILED)
+    client, user = rater_client()
+    # when
+    state = consent_and_tutorial(client, tiny)
+    # then: the rater is not kept waiting for a test that cannot come
+    assert Participation.objects.get(rater__user=user).qualification_state == "passed"
+    assert state["step"] == "rating"
+
+
+def test_a_session_of_failed_videos_does_not_keep_the_rater_from_finishing(path):
+    # given: a second session made of one video that failed to transcode
+    tiny = tiny_study(rest_every=0)
+    StimulusFactory(study=tiny.study, status=Stimulus.Status.FAILED)
+    with transaction.atomic():
+        assert len(study_build_sessions(study=tiny.study)) == 1
+    client, user = rater_client()
+    onboard(client, tiny)
+    # when: the rater finishes the one session there is to rate
+    rate_session(client, tiny, user)
+    # then: done, with the completion code
+    body = client.get(tiny.base + "next/").json()
+    assert body["step"] == "done" and body["completion"]["code"]
+    assert Assignment.objects.filter(rater__user=user).count() == 1

@@ -115,11 +115,24 @@ def test_a_study_that_stops_running_says_so(page, live_server, rater_study):
     tiny = rater_study()
     enter(page, live_server, tiny, "P1")
     Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.PAUSED)
-    # when
+    # when: paused by its team
+    page.reload()
+    # then: the page says so and offers to try again
+    assert wait_step(page, "waiting") == "waiting"
+    section = page.locator("#step-waiting")
+    assert section.get_attribute("data-reason") == "study_paused"
+    assert section.locator("h1").inner_text() == "This study is paused"
+    # when: the study runs again and the rater tries again
+    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.RUNNING)
+    page.click("#waiting-retry")
+    # then: on where they were
+    assert wait_step(page, "consent") == "consent"
+    # when: it is closed
+    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.CLOSED)
     page.reload()
     # then
     page.wait_for_selector("#notice:not([hidden])")
     assert page.locator("#notice").inner_text() == (
-        "This page could not be loaded: this study is not running at the moment"
+        "This page could not be loaded: this study is closed"
     )
     assert page.locator("#step-consent").is_hidden()

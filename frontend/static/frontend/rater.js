@@ -131,6 +131,10 @@ async function routeSafely(operation) {
   try {
     return await operation();
   } catch (error) {
+    // a study paused by its team: nothing to do but come back (answers are kept)
+    if (error instanceof ApiError && error.body?.error === "study_not_running") {
+      return showWaiting("study_paused");
+    }
     if (error instanceof ApiError) return problem(t("load_failed", { detail: error.message }));
     throw error;
   }
@@ -434,7 +438,7 @@ function showBreak(seconds) {
   leaving.push(() => clearInterval(timer));
 }
 
-// waiting: a paused session, videos not ready yet; nothing to do but come back
+// waiting: a paused session or study, videos not ready yet; nothing to do but come back
 
 function showWaiting(reason) {
   showStep("waiting");
@@ -446,7 +450,10 @@ function showWaiting(reason) {
   button.disabled = false;
   button.onclick = () => {
     button.disabled = true;
-    advance(); // sends what is held first, then asks the server again
+    // sends what is held first, then asks the server again (from the start when the
+    // page never loaded the study: it was paused when the page opened)
+    if (state === null) start();
+    else advance();
   };
 }
 
