@@ -62,8 +62,7 @@ def plain_ffmpeg(src: str, out: str) -> None:
     cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", src, "-map", "0:v:0"]
     cmd += ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]  # only changes odd sizes
     cmd += ["-c:v", "libx264", "-profile:v", "high", "-pix_fmt", "yuv420p", "-preset", "medium"]
-    cmd += ["-crf", "18", "-movflags", "+faststart", "-fps_mode", "passthrough"]
-    cmd += ["-enc_time_base:v", "-1", "-an", out]
+    cmd += ["-crf", "18", "-movflags", "+faststart", "-fps_mode", "passthrough", "-an", out]
     subprocess.run(cmd, check=True)
 
 

@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 # A transcode runs at most this often (the first run and three retries), however its
 # runs end: time-outs, resource errors, workers lost mid-run.
 TRANSCODE_MAX_ATTEMPTS = 4
+# A score job runs at most this often: a video whose runs are all lost (it kills or
+# outlasts its worker) fails instead of taking a batch down every sweep.
+SCORE_MAX_ATTEMPTS = 3
 # A retry waits 30 s after the first attempt, 60 s after the second, 120 s after the third.
 TRANSCODE_RETRY_BACKOFF_S = 30
 # OSError numbers of a resource hiccup worth a retry (a full disk, a network mount away);
@@ -337,10 +340,25 @@ def _score_jobs_claim(*, job_id: int, batch: int) -> list[ProcessingJob]:
         ):
             logger.info("score job %s is running in another worker: not run twice", job.pk)
             return []
+        if job.attempts >= SCORE_MAX_ATTEMPTS:
+            # every run so far was lost (a worker killed, out of memory, past the time
+            # limit): the video would take its batch down again
+            _score_job_fail(
+                job,
+                RuntimeError(
+                    f"gave up after {job.attempts} attempts: scoring never finished "
+                    "(the worker was lost or stopped each time; its log says why)"
+                ),
+            )
+            return []
         others = list(
             ProcessingJob.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("stimulus")
-            .filter(kind=ProcessingJob.Kind.SCORE, status=ProcessingJob.Status.QUEUED)
+            .filter(
+                kind=ProcessingJob.Kind.SCORE,
+                status=ProcessingJob.Status.QUEUED,
+                attempts__lt=SCORE_MAX_ATTEMPTS - 1,  # lost twice: only on its own message
+            )
             .exclude(pk=job_id)
             .order_by("created_at", "pk")[: max(batch - 1, 0)]
         )

@@ -199,10 +199,12 @@ def metric_agreement_rows(*, run: AnalysisRun) -> Iterator[list]:
 def metric_pairwise_rows(*, run: AnalysisRun) -> Iterator[list]:
     """The paired bootstrap test between each two metrics, per target (GAIA Fig. 15):
     n common stimuli, each metric's SRCC on them, and the two-sided p-value that their
-    |SRCC| differ."""
+    |SRCC| differ. Runs before quality.stats/1.1 stored pairs (as "a"/"b") from a test of
+    signed SRCC, which called an equally good decreasing metric different: not exported."""
     agreement = run.summary.get("metric_agreement") or {}
     for pair in agreement.get("pairwise", []):
-        yield [pair.get(key) for key in PAIRWISE_HEADER]
+        if "metric_a" in pair:
+            yield [pair.get(key) for key in PAIRWISE_HEADER]
 
 
 def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Export:

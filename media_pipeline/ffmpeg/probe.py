@@ -55,13 +55,13 @@ class ProbeResult:
     (a phone video stored 1920x1080 with a 90 degree display matrix is 1080x1920 here);
     `coded_width`/`coded_height` are the size stored in the bitstream. `frames` is the
     number of frames a player shows (an MP4 edit list can hide packets its index counts).
-    `fps` is the average frame rate (frames / duration) as a float, `fps_exact` the same
-    rate as an exact rational ("30000/1001"): the container's declared average rate where it
-    agrees with frames / duration, else frames / duration itself (Matroska and GIF declare
-    a rate libav guesses from the first few frames). `is_vfr`: the frames' intervals differ
-    by more than their timestamps' rounding, as in GIFs with uneven delays or VFR
-    recordings (when the packets were not all read, a guess: that rate and libav's "real
-    base rate", r_frame_rate, disagree).
+    `fps` is the average frame rate as a float, `fps_exact` the same rate as an exact
+    rational ("30000/1001"): the container's declared rate, unless the frames are unevenly
+    spaced and it disagrees with their own average (intervals over the first-to-last span;
+    Matroska and GIF declare a rate libav guesses from the first few frames). `is_vfr`:
+    the frames' intervals differ by more than their timestamps' rounding, as in GIFs with
+    uneven delays or VFR recordings (when the packets were not all read, a guess: that
+    rate and libav's "real base rate", r_frame_rate, disagree).
     `frame_span` is the time from the first shown frame to the last, in seconds, from the
     packets' own timestamps (None where the packets were not all read or carry none).
     `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
@@ -323,7 +323,12 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     frames = stream.nb_shown_packets if count_packets and counted else listed or counted
     avg, real = stream.avg_frame_rate, stream.r_frame_rate
     duration = stream.duration or 0.0
-    fps = _average_rate(declared=avg or real, frames=frames, duration=duration)
+    fps = _average_rate(
+        declared=avg or real,
+        frames=frames,
+        frame_span=stream.frame_span,
+        uneven=stream.uneven_intervals,
+    )
     if not frames and fps and duration:
         frames = round(float(fps) * duration)
     coded_width, coded_height = stream.width, stream.height
@@ -357,14 +362,21 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     )
 
 
-def _average_rate(*, declared: Fraction, frames: int, duration: float) -> Fraction:
-    """The container's declared average rate where it agrees with frames / duration
-    (within 0.5 %, far below any confusion of real rates: 24 vs 25 fps is 4 %), else
-    frames / duration. libav's average rate of a Matroska or GIF stream is a guess from
-    its first few frames, wrong for a variable rate (a VFR WebM "declares" 30 fps)."""
-    if not (frames and duration):
+def _average_rate(
+    *, declared: Fraction, frames: int, frame_span: float | None, uneven: bool | None
+) -> Fraction:
+    """The frame rate: the container's declared one for evenly spaced frames; for unevenly
+    spaced ones (variable frame rate), the declared one where it agrees with the frames'
+    own timestamps (frames - 1 intervals over the first-to-last span, within 0.5 %: far
+    below any confusion of real rates, 24 vs 25 fps is 4 %), else that measured rate.
+    libav's average rate of a Matroska or GIF stream is a guess from its first few frames,
+    wrong for a variable rate (a VFR WebM "declares" 30 fps). The container's duration is
+    no measure: it covers an audio track that runs on after the video."""
+    if uneven is False and declared:
         return declared
-    measured = Fraction(frames) / Fraction(duration)
+    if frames < 2 or not frame_span:
+        return declared
+    measured = Fraction(frames - 1) / Fraction(frame_span)
     if declared and abs(declared / measured - 1) <= Fraction(1, 200):
         return declared
     return measured.limit_denominator(1001)

@@ -6,8 +6,10 @@ dropped or duplicated:
 - Frame timing: `-fps_mode passthrough` hands every decoded frame to the encoder with its
   own timestamp. Constant-rate sources keep their exact rate; variable-rate sources (GIFs
   with uneven delays, VFR recordings) keep every frame's presentation time, where `-r` or
-  `-fps_mode cfr` would duplicate or drop frames to fit a grid. The encoder counts time in
-  the source's own time base (`enc_time_base -1`), so no timestamp is rounded onto a grid.
+  `-fps_mode cfr` would duplicate or drop frames to fit a grid. A constant-rate source is
+  encoded on its rate's own grid (1/rate: its frames land exactly, whatever coarse time
+  base its container used); a variable-rate one counts time in the source's time base,
+  so no timestamp is rounded onto a grid.
 - Size: libx264 in 4:2:0 needs even dimensions, and an H.264 crop window cannot remove
   an odd pixel in 4:2:0 (crop units are 2 pixels), so an odd width or height is padded by
   exactly one pixel on the right or bottom and the padding is recorded (`pad_right`,
@@ -60,11 +62,6 @@ ENCODER = {
     "crf": 18,  # visually transparent for raters; AI clips are short, size matters little
     "movflags": "+faststart",  # moov before mdat: playback starts before the download ends
     "fps_mode": "passthrough",
-    # The encoder counts time in the source's time base (-1); rendition_command names it
-    # exactly. ffmpeg 5.1's default under passthrough is 1/r_frame_rate, too coarse for a
-    # variable-rate source (a VFR Matroska): timestamps collapse onto its grid and the mp4
-    # muxer aborts on "Non-monotonous DTS". Video only: AAC keeps its sample-rate base.
-    "enc_time_base:v": -1,
 }
 AUDIO = {"c:a": "aac", "b:a": "160k"}
 POSTER_QUALITY = 2  # mjpeg -q:v, 2 is the best useful quality
@@ -152,9 +149,13 @@ def rendition_command(
     else:
         extra["an"] = None
     options = {**ENCODER, **extra}
-    if source.time_base:
-        # `-1` ("the input's") does not reach the outputs of a -filter_complex graph, which
-        # padding and RGB conversion use: those would fall back to 1/r_frame_rate.
+    if source.is_vfr and source.time_base:
+        # ffmpeg 5.1's encoder time base under passthrough is 1/r_frame_rate: exact for a
+        # constant rate (a source's coarse 1/1000 base would jitter its frames by a
+        # millisecond), too coarse for a variable one (a VFR Matroska's timestamps collapse
+        # onto its grid and the mp4 muxer aborts on "Non-monotonous DTS"). Named exactly:
+        # `-1` ("the input's") does not reach the outputs of the -filter_complex graph that
+        # padding and RGB conversion use. Video only: AAC keeps its sample-rate base.
         options["enc_time_base:v"] = source.time_base
     rendition = ffmpeg.output(
         *streams, str(output), f="mp4", map_metadata=-1, map_chapters=-1, **options
@@ -396,10 +397,12 @@ def transcode(
             os.replace(tmp_poster, poster)
             os.replace(tmp_output, output)
         finally:
-            for leftover in (tmp_output, tmp_poster):
-                with contextlib.suppress(FileNotFoundError):
-                    leftover.unlink()
-            os.close(lock)
+            try:
+                for leftover in (tmp_output, tmp_poster):
+                    with contextlib.suppress(FileNotFoundError):
+                        leftover.unlink()
+            finally:
+                os.close(lock)  # whatever the clean-up met (EACCES, EIO): no leaked lock
     if on_progress:
         on_progress(1.0)
     return TranscodeResult(

@@ -63,12 +63,29 @@ def test_a_vfr_source_keeps_every_frame_at_its_own_time(tmp_path, name, size):
     # then: every frame, each at exactly the source's time (GIF counts in 1/100 s)
     assert frame_times(Path(result.output)) == frame_times(src)
     assert int(decoded_stream(Path(result.output))["nb_read_frames"]) == result.frames == 20
-    # the stored rate is frames / duration (a declared one within 0.5 % of it is kept),
-    # not the 30 fps the WebM declares
+    # the stored rate is the frames' own: 19 intervals over 1.3 s (a declared one within
+    # 0.5 % of it is kept), not the 30 fps the WebM declares
     source = result.source
     assert (source.frames, source.is_vfr) == (20, True)
-    assert source.fps == pytest.approx(20 / source.duration, rel=0.005)
+    assert source.fps == pytest.approx(19 / 1.3, rel=0.005)
     assert source.frame_span == 1.3
+
+
+@pytest.mark.parametrize(
+    ("name", "codec", "audio"), [("a.webm", "libvpx-vp9", "libopus"), ("a.mkv", "libx264", "aac")]
+)
+def test_a_cfr_source_whose_audio_runs_longer_keeps_its_rate(tmp_path, name, codec, audio):
+    # given: 2 s of 24 fps video beside 2.5 s of sound (the container lasts 2.5 s)
+    src = tmp_path / name
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=24", "-f", "lavfi",
+        "-i", "sine=frequency=440:duration=2.5", "-t", "2.5", "-frames:v", "48",
+        "-c:v", codec, "-c:a", audio, str(src),
+    )  # fmt: skip
+    # when
+    source = probe(src)
+    # then
+    assert (source.frames, source.is_vfr, source.fps) == (48, False, 24.0)
 
 
 def test_probe_counts_the_frames_an_edit_list_shows(tmp_path):
@@ -122,3 +139,19 @@ def test_a_cfr_source_keeps_its_exact_declared_rate(tmp_path):
     source = probe(ntsc)
     # then
     assert (source.fps_exact, source.fps, source.is_vfr) == ("30000/1001", 29.97003, False)
+
+
+@pytest.mark.parametrize(("name", "codec"), [("c.webm", "libvpx-vp9"), ("c.mkv", "libx264")])
+def test_a_cfr_source_in_a_millisecond_time_base_keeps_its_exact_rate(tmp_path, name, codec):
+    # given: 30 fps in a container counting milliseconds (frames at 0, 33, 67, 100... ms)
+    src = tmp_path / name
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "30",
+        "-c:v", codec, str(src),
+    )  # fmt: skip
+    # when
+    result = transcode(src=src, out_dir=tmp_path / "out", stem="r")
+    # then: the rendition's frames are exactly 1/30 s apart, not 33/34 ms
+    rendition = probe(Path(result.output))
+    assert (rendition.fps_exact, rendition.frames, rendition.is_vfr) == ("30/1", 30, False)
+    assert frame_times(Path(result.output)) == [round(n / 30, 4) for n in range(30)]

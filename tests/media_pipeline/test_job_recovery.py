@@ -331,3 +331,27 @@ def test_a_score_job_another_worker_is_running_is_not_scored_twice(clips, sessio
     job.refresh_from_db()
     assert (job.status, job.attempts) == (("done", 2) if runs else ("running", 1))
     assert MetricScore.objects.filter(stimulus=stimulus).exists() == runs
+
+
+def test_a_score_job_whose_runs_are_all_lost_fails_in_the_end(clips):
+    from media_pipeline.models import MetricScore
+    from media_pipeline.services import SCORE_MAX_ATTEMPTS, score_job_run
+
+    # given: a score job whose every run so far was lost with its worker
+    stimulus = stimulus_of(clips["square.mp4"])
+    job = ProcessingJob.objects.create(
+        stimulus=stimulus,
+        kind="score",
+        status="running",
+        attempts=SCORE_MAX_ATTEMPTS,
+        started_at=timezone.now() - timedelta(minutes=1),
+        runner_session=ENDED_SESSION,
+    )
+    # when: the sweep takes it back and its message runs
+    assert requeue_stale_jobs() == [job.pk]
+    score_job_run(job_id=job.pk)
+    # then: it fails with the reason instead of running a fourth time
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("failed", SCORE_MAX_ATTEMPTS)
+    assert job.error.startswith(f"gave up after {SCORE_MAX_ATTEMPTS} attempts: scoring")
+    assert not MetricScore.objects.filter(stimulus=stimulus).exists()

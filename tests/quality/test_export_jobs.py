@@ -246,3 +246,17 @@ def test_metric_pairwise_csv_holds_every_pair_of_the_run(django_capture_on_commi
         )
         for key in ("srcc_a", "srcc_b", "p_value"):
             assert float(line[key]) == pytest.approx(pair[key], abs=1e-12)
+
+
+def test_pairs_of_a_run_before_the_oriented_test_are_not_exported(
+    django_capture_on_commit_callbacks,
+):
+    # given: a run stored by quality.stats/1.0, whose pairs came from the signed test
+    study, run, client = scored_run(django_capture_on_commit_callbacks)
+    old = {"target": "subject", "a": "brightness", "b": "contrast", "n": 20, "p_value": 0.0}
+    run.summary["metric_agreement"]["pairwise"] = [old]
+    run.save(update_fields=["summary"])
+    # when
+    response = client.get(f"/api/studies/{study.slug}/exports/metric_pairwise.csv")
+    # then: the header alone, no row of empty metric names
+    assert list(csv.reader(io.StringIO(body_of(response)))) == [list(export.PAIRWISE_HEADER)]
