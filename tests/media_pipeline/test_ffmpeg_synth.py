@@ -26,8 +26,10 @@ def test_vfr_clips_alternate_frame_durations(tmp_path):
         path=tmp_path / "v.mp4", width=64, height=48, fps=30, seconds=1.0, vfr=True
     )
     result = probe(clip)
-    # frames 0,1,3,4,6,7,...: 20 of 30 kept, average rate 20 / (29/30 s)
-    assert (result.frames, result.is_vfr, result.fps_exact) == (20, True, "600/29")
+    # frames 0,1,3,4,...,27,28 of 30 kept: 20 frames, their average rate 19 intervals over
+    # the 28/30 s from the first to the last (the mean interval's inverse)
+    assert (result.frames, result.is_vfr, result.fps_exact) == (20, True, "285/14")
+    assert result.frame_span == pytest.approx(28 / 30, abs=1e-6)
 
 
 def test_text_is_skipped_and_said_when_no_font_exists(tmp_path, monkeypatch):
