@@ -74,17 +74,18 @@ def answer(item: str, value: float | dict = 50.0, **extra) -> dict:
     }
 
 
+def consent_and_tutorial(client: APIClient, tiny: TinyStudy) -> dict:
+    """Consent and the tutorial done; the state after the tutorial."""
+    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800, "pixel_ratio": 1}
+    assert client.post(tiny.base + "consent/", consent, format="json").status_code == 200
+    done = client.post(tiny.base + "tutorial/done/")
+    assert done.status_code == 200
+    return done.json()
+
+
 def onboard(client: APIClient, tiny: TinyStudy) -> None:
     """Consent, tutorial and a passing qualification."""
-    assert (
-        client.post(
-            tiny.base + "consent/",
-            {"accept": True, "viewport_width": 1280, "viewport_height": 800, "pixel_ratio": 1},
-            format="json",
-        ).status_code
-        == 200
-    )
-    assert client.post(tiny.base + "tutorial/done/").status_code == 200
+    consent_and_tutorial(client, tiny)
     for _ in range(2):
         item = client.get(tiny.base + "next/").json()["item"]
         assert (

@@ -3,23 +3,17 @@
 import pytest
 
 from annotation.models import ExpertScore, Participation, QualificationAnswer, Stimulus
-from tests.annotation.rater_fixtures import answer, rater_client, tiny_study
+from tests.annotation.rater_fixtures import answer, consent_and_tutorial, rater_client, tiny_study
 from tests.factories import StimulusFactory, add_expert_scores
 
 pytestmark = pytest.mark.django_db
-
-
-def start_test(client, tiny) -> None:
-    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800}
-    assert client.post(tiny.base + "consent/", consent, format="json").status_code == 200
-    assert client.post(tiny.base + "tutorial/done/").status_code == 200
 
 
 def test_videos_added_during_an_attempt_do_not_change_it():
     # given: a rater who answered the first of the test's two videos
     tiny = tiny_study(qualification_size=2)
     client, user = rater_client()
-    start_test(client, tiny)
+    consent_and_tutorial(client, tiny)
     first = client.get(tiny.base + "next/").json()["item"]["id"]
     assert (
         client.post(tiny.base + "answers/", answer(first, 52.0), format="json").status_code == 201
@@ -47,7 +41,7 @@ def test_the_test_waits_until_enough_of_its_videos_are_ready():
     tiny = tiny_study(qualification_size=2)
     Stimulus.objects.filter(pk=tiny.qualification[1].pk).update(status=Stimulus.Status.PROCESSING)
     client, user = rater_client()
-    start_test(client, tiny)
+    consent_and_tutorial(client, tiny)
     # when / then: no shorter test of the one ready video
     body = client.get(tiny.base + "next/").json()
     assert (body["step"], body["item"], body["length"]) == ("qualification", None, 0)
@@ -63,7 +57,7 @@ def test_a_failed_video_does_not_hold_the_test_back():
     tiny = tiny_study(qualification_size=2)
     Stimulus.objects.filter(pk=tiny.qualification[1].pk).update(status=Stimulus.Status.FAILED)
     client, _ = rater_client()
-    start_test(client, tiny)
+    consent_and_tutorial(client, tiny)
     # when
     body = client.get(tiny.base + "next/").json()
     # then: the test is the one video there is
@@ -75,7 +69,7 @@ def test_an_exact_answer_to_a_video_the_experts_agreed_on_is_within():
     tiny = tiny_study(qualification_size=2)
     ExpertScore.objects.filter(stimulus__in=tiny.qualification).update(mean=50.0, sigma=0.0)
     client, user = rater_client()
-    start_test(client, tiny)
+    consent_and_tutorial(client, tiny)
     # when: the rater answers exactly that
     for _ in range(2):
         item = client.get(tiny.base + "next/").json()["item"]["id"]

@@ -6,7 +6,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Assignment, Participation, Payment, QualificationAnswer, Rating
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from tests.annotation.rater_fixtures import (
+    answer,
+    consent_and_tutorial,
+    onboard,
+    rater_client,
+    tiny_study,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -351,12 +357,7 @@ def test_the_repeat_of_the_answer_that_passed_the_qualification_answers_200(sess
     # given: the last qualification answer passed the rater, but its reply was lost
     tiny = tiny_study()
     client, _ = rater_client()
-    client.post(
-        tiny.base + "consent/",
-        {"accept": True, "viewport_width": 800, "viewport_height": 600},
-        format="json",
-    )
-    client.post(tiny.base + "tutorial/done/")
+    consent_and_tutorial(client, tiny)
     for _ in range(2):
         item = client.get(tiny.base + "next/").json()["item"]["id"]
         last = answer(item, 52.0)

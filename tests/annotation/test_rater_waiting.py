@@ -9,7 +9,13 @@ from annotation.api import rater as rater_api
 from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
 from annotation.services.admin_actions import assignment_pause, assignment_reopen
 from annotation.services.studies import study_build_sessions
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from tests.annotation.rater_fixtures import (
+    answer,
+    consent_and_tutorial,
+    onboard,
+    rater_client,
+    tiny_study,
+)
 from tests.annotation.test_rater_flow import rate_session
 from tests.factories import StimulusFactory, UserFactory
 
@@ -87,12 +93,6 @@ def test_a_study_not_running_holds_answers_back(path):
     assert (upcoming.status_code, upcoming.json()) == (423, refusal)
     assert (held.status_code, held.json()) == (423, refusal)
     assert Rating.objects.count() == 3
-
-
-def consent_and_tutorial(client, tiny) -> dict:
-    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800}
-    assert client.post(tiny.base + "consent/", consent, format="json").status_code == 200
-    return client.post(tiny.base + "tutorial/done/").json()
 
 
 def test_the_qualification_test_waits_for_its_videos():
