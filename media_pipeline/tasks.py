@@ -3,19 +3,16 @@
 from celery import shared_task
 
 from media_pipeline.job_liveness import SCORE_TIME_LIMIT_S, TRANSCODE_TIME_LIMIT_S
-from media_pipeline.services import (
-    TransientProcessingError,
-    requeue_stale_jobs,
-    score_job_run,
-    transcode_job_run,
-)
+from media_pipeline.services.job_sweep import requeue_stale_jobs
+from media_pipeline.services.score_jobs import score_job_run
+from media_pipeline.services.transcode_jobs import TransientProcessingError, transcode_job_run
 
 
 @shared_task(
     bind=True,
     acks_late=True,  # idempotent: a job killed mid-transcode is redelivered and redone
     reject_on_worker_lost=True,
-    max_retries=None,  # the job row counts the attempts (services.TRANSCODE_MAX_ATTEMPTS)
+    max_retries=None,  # the job row counts the attempts (transcode_jobs.TRANSCODE_MAX_ATTEMPTS)
     soft_time_limit=TRANSCODE_TIME_LIMIT_S - 60,
     time_limit=TRANSCODE_TIME_LIMIT_S,
 )

@@ -152,7 +152,7 @@ def demo_study_create(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> St
     manifest = _write_demo_manifest(
         clip_dir, counts={"stimulus": stimuli, "golden": 4, "qualification": 6}, seed=seed
     )
-    from media_pipeline.services import stimuli_enqueue_processing
+    from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
     study = study_create(
         name="GAIA demo",

@@ -47,7 +47,7 @@ def stimulus_upload(
     already has (same sha256) is a conflict naming the existing stimulus.
     """
     from media_pipeline import ffmpeg
-    from media_pipeline.services import stimuli_enqueue_processing
+    from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
     if upload.size > settings.MOSAIC_MAX_UPLOAD_BYTES:
         raise ValidationFailed(

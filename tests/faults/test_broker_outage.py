@@ -9,7 +9,8 @@ import redis
 
 from annotation.models import Rating
 from media_pipeline.models import ProcessingJob
-from media_pipeline.services import requeue_stale_jobs, stimuli_enqueue_processing
+from media_pipeline.services.job_sweep import requeue_stale_jobs
+from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests import celery_worker
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.files import File
-from django.db import connection
+from django.db import OperationalError, connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 import media_pipeline.ffmpeg
@@ -18,9 +19,9 @@ from annotation.models import Stimulus
 from media_pipeline.ffmpeg import sha256_file
 from media_pipeline.job_liveness import TRANSCODE_TIME_LIMIT_S
 from media_pipeline.models import ProcessingJob
-from media_pipeline.services import (
+from media_pipeline.services.job_sweep import requeue_stale_jobs
+from media_pipeline.services.transcode_jobs import (
     TransientProcessingError,
-    requeue_stale_jobs,
     stimuli_enqueue_processing,
     transcode_job_run,
 )
@@ -220,6 +221,33 @@ def test_an_unexpected_exception_fails_the_job_instead_of_leaving_it_running(cli
     )
 
 
+def test_a_database_hiccup_while_recording_progress_does_not_end_the_transcode(clips, monkeypatch):
+    # given: the first progress write fails (say, the database restarts mid-transcode)
+    real_transcode, real_update = media_pipeline.ffmpeg.transcode, QuerySet.update
+    hiccups = []
+
+    def update_once_failing(queryset, **fields):
+        if "progress" in fields and fields["progress"] < 1 and not hiccups:
+            hiccups.append(fields["progress"])
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_update(queryset, **fields)
+
+    def transcode(**options):
+        options["on_progress"](0.5)
+        return real_transcode(**options)
+
+    monkeypatch.setattr(QuerySet, "update", update_once_failing)
+    monkeypatch.setattr(media_pipeline.ffmpeg, "transcode", transcode)
+    job = job_of(stimulus_of(clips["square.mp4"]))
+    # when
+    transcode_job_run(job_id=job.pk)
+    # then: the hiccup happened, and the job still finished with its rendition
+    job.refresh_from_db()
+    assert hiccups == [0.5]
+    assert (job.status, job.error, job.progress) == ("done", "", 1.0)
+    assert Stimulus.objects.get(pk=job.stimulus_id).status == "ready"
+
+
 def test_a_job_another_worker_is_running_is_not_run_twice(clips):
     # given: a job marked running a minute ago by a session that is still connected
     stimulus = stimulus_of(clips["square.mp4"])
@@ -312,7 +340,7 @@ def test_a_worker_lost_on_every_attempt_ends_the_job(clips):
 )
 def test_a_score_job_another_worker_is_running_is_not_scored_twice(clips, session, runs):
     from media_pipeline.models import MetricScore
-    from media_pipeline.services import score_job_run
+    from media_pipeline.services.score_jobs import score_job_run
 
     # given: a score job marked running a minute ago (say, taken along into another
     # worker's batch), whose worker's database session is still there, or is gone
@@ -335,7 +363,7 @@ def test_a_score_job_another_worker_is_running_is_not_scored_twice(clips, sessio
 
 def test_a_score_job_whose_runs_are_all_lost_fails_in_the_end(clips):
     from media_pipeline.models import MetricScore
-    from media_pipeline.services import SCORE_MAX_ATTEMPTS, score_job_run
+    from media_pipeline.services.score_jobs import SCORE_MAX_ATTEMPTS, score_job_run
 
     # given: a score job whose every run so far was lost with its worker
     stimulus = stimulus_of(clips["square.mp4"])

@@ -14,7 +14,8 @@ from annotation.models import Stimulus
 from annotation.services.study_import import study_import_manifest
 from media_pipeline.ffmpeg.synth import make_clip
 from media_pipeline.models import MetricScore, ProcessingJob
-from media_pipeline.services import score_job_run, stimuli_enqueue_processing
+from media_pipeline.services.score_jobs import score_job_run
+from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests import celery_worker
 from tests.factories import make_study
 

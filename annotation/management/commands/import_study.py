@@ -35,7 +35,7 @@ class Command(BaseCommand):
             validate_slug(study)
         except ValidationError as exc:
             raise CommandError(f"--study {study!r}: {_messages(exc)}") from None
-        from media_pipeline.services import stimuli_enqueue_processing
+        from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
         # A study created here exists only if its import succeeds: one transaction for both.
         try:

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Stimulus, Study
-from media_pipeline.services import stimuli_enqueue_scoring
+from media_pipeline.services.score_jobs import stimuli_enqueue_scoring
 
 
 class Command(BaseCommand):
