@@ -31,8 +31,8 @@ class ProcessingJob(models.Model):
     # When the job's task should next run: when it was queued, or when its scheduled
     # retry fires. The sweep (requeue_stale_jobs) sends again only what is overdue.
     due_at = models.DateTimeField(default=timezone.now)
-    # The PostgreSQL session (backend pid) of the worker running the job: when that
-    # session is gone, so is the worker, and the job may be taken over.
+    # The PostgreSQL session (backend pid) of the worker running the job, or on SQLite its
+    # process id: when that is gone, so is the worker, and the job may be taken over.
     runner_session = models.IntegerField(null=True, blank=True)
 
     class Meta:

@@ -143,8 +143,10 @@ def demo_accounts() -> dict[str, User]:
     return {"admin": admin, "researcher": researcher, "rater": rater_user}
 
 
+@transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
 def demo_study_create(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> Study:
-    """Create (or return) the demo study: small sessions, short breaks, GAIA dimensions."""
+    """Create (or return) the demo study: small sessions, short breaks, GAIA dimensions.
+    Its videos are transcoded once it is stored (in-process: before this returns)."""
     existing = Study.objects.filter(slug=DEMO_SLUG).first()
     if existing is not None:
         return existing

@@ -351,14 +351,16 @@ def study_import_manifest(
                     order=TutorialPair.objects.filter(study=study).count(),
                 )
                 report.tutorial_pairs += 1
-            if on_commit is not None and report.created:
-                created = list(report.created)
-                transaction.on_commit(lambda: on_commit(created))
     except BaseException:
         storage = Stimulus._meta.get_field("source_file").storage
         for name in written:
             storage.delete(name)
         raise
+    # Registered after the block, so that a callback that breaks (in-process, it runs
+    # the transcodes here and now; a Ctrl-C) cannot delete the files of what committed.
+    if on_commit is not None and report.created:
+        created = list(report.created)
+        transaction.on_commit(lambda: on_commit(created))
     logger.info(
         "imported %d stimuli into %s (%d skipped)",
         len(report.created),

@@ -27,16 +27,17 @@ def stimuli_enqueue_scoring(stimulus_ids: Iterable[int]) -> list[int]:
     from media_pipeline.tasks import score_stimulus
 
     job_ids = []
-    for stimulus_id in stimulus_ids:
-        try:
-            with transaction.atomic():
-                job = ProcessingJob.objects.create(
-                    stimulus_id=stimulus_id, kind=ProcessingJob.Kind.SCORE
-                )
-        except IntegrityError:
-            continue  # one is queued or running already
-        job_ids.append(job.pk)
-        send_on_commit(score_stimulus, job.pk)
+    with transaction.atomic():  # all stored before the first is sent (and, in-process, run)
+        for stimulus_id in stimulus_ids:
+            try:
+                with transaction.atomic():
+                    job = ProcessingJob.objects.create(
+                        stimulus_id=stimulus_id, kind=ProcessingJob.Kind.SCORE
+                    )
+            except IntegrityError:
+                continue  # one is queued or running already
+            job_ids.append(job.pk)
+            send_on_commit(score_stimulus, job.pk)
     return job_ids
 
 

@@ -55,30 +55,34 @@ class TransientProcessingError(Exception):
 
 
 def stimuli_enqueue_processing(stimulus_ids: Iterable[int]) -> list[int]:
-    """Queue a transcode job for each stimulus that has neither an open nor a finished one."""
+    """Queue a transcode job for each stimulus that has neither an open nor a finished one.
+
+    Every job is stored before the first is sent: in-process a send runs the transcode at
+    once, and a stop midway must leave the rest queued for the sweep, not unrecorded."""
     from media_pipeline.tasks import transcode_stimulus
 
     job_ids = []
-    for stimulus_id in stimulus_ids:
-        if ProcessingJob.objects.filter(
-            stimulus_id=stimulus_id,
-            kind=ProcessingJob.Kind.TRANSCODE,
-            status__in=[
-                ProcessingJob.Status.QUEUED,
-                ProcessingJob.Status.RUNNING,
-                ProcessingJob.Status.DONE,
-            ],
-        ).exists():
-            continue
-        try:
-            with transaction.atomic():
-                job = ProcessingJob.objects.create(
-                    stimulus_id=stimulus_id, kind=ProcessingJob.Kind.TRANSCODE
-                )
-        except IntegrityError:
-            continue  # another process queued it at the same moment
-        job_ids.append(job.pk)
-        send_on_commit(transcode_stimulus, job.pk)
+    with transaction.atomic():
+        for stimulus_id in stimulus_ids:
+            if ProcessingJob.objects.filter(
+                stimulus_id=stimulus_id,
+                kind=ProcessingJob.Kind.TRANSCODE,
+                status__in=[
+                    ProcessingJob.Status.QUEUED,
+                    ProcessingJob.Status.RUNNING,
+                    ProcessingJob.Status.DONE,
+                ],
+            ).exists():
+                continue
+            try:
+                with transaction.atomic():
+                    job = ProcessingJob.objects.create(
+                        stimulus_id=stimulus_id, kind=ProcessingJob.Kind.TRANSCODE
+                    )
+            except IntegrityError:
+                continue  # another process queued it at the same moment
+            job_ids.append(job.pk)
+            send_on_commit(transcode_stimulus, job.pk)
     return job_ids
 
 

@@ -354,6 +354,24 @@ def test_a_failure_while_storing_rolls_everything_back(tmp_path, settings, monke
     assert not any(p.is_file() for p in Path(settings.MEDIA_ROOT).rglob("*"))
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_stop_while_the_imported_videos_are_processed_keeps_them(tmp_path, settings):
+    # given: in-process, the callback after commit runs the transcodes; a Ctrl-C in it
+    study = make_study()
+    manifest = write_manifest(tmp_path, good_rows())
+
+    def stopped(stimulus_ids):
+        raise KeyboardInterrupt
+
+    # when
+    with pytest.raises(KeyboardInterrupt):
+        study_import_manifest(study=study, manifest=manifest, on_commit=stopped)
+    # then: what committed keeps its files, for the sweep to process
+    stimuli = Stimulus.objects.filter(study=study)
+    assert stimuli.count() == 9
+    assert all(Path(s.source_file.path).is_file() for s in stimuli)
+
+
 def test_command_imports_and_splits_into_sessions(tmp_path, capsys):
     manifest = write_manifest(tmp_path, good_rows())
     call_command("import_study", str(manifest), "--study", "new", "--create", "New study")
