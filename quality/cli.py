@@ -4,7 +4,10 @@ Reads the long ratings CSV (``rater_id,video_id,dimension,score[,session_id]``),
 ``quality.stats.analysis.run_analysis`` and writes DIR/mos.csv, DIR/all_combined.csv and
 DIR/summary.json. Files are written only after everything was computed, into a temporary
 folder beside DIR, then moved in (one rename when DIR is new, else one atomic replace per
-file), so a failed run leaves nothing partial in DIR.
+file), so a failed run leaves nothing partial in DIR. Their text cells follow the web
+exports' rule (quality/export.py): one that a spreadsheet would run as a formula (a
+dimension key ``=HYPERLINK(...)``, a video id ``@v1``) gets a leading single quote
+(``spreadsheet_safe``); numbers, negative ones too, are written as numbers.
 
 Exit codes: 0 done, 2 unusable input or arguments (message on stderr), 1 output failure.
 """
@@ -24,7 +27,7 @@ from pathlib import Path
 from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
-from quality.stats.ratings_csv import read_ratings_csv
+from quality.stats.ratings_csv import read_ratings_csv, spreadsheet_safe
 
 EXIT_BAD_INPUT = 2
 EXIT_OUTPUT_FAILED = 1
@@ -63,6 +66,18 @@ def _json_ready(value):
     if isinstance(value, list | tuple):
         return [_json_ready(v) for v in value]
     return value
+
+
+def _csv_text(frame, columns: Sequence[str] | None = None) -> str:
+    """``frame`` (only ``columns``, if given) as CSV, text cells made safe for spreadsheets
+    (``spreadsheet_safe``, the web exports' rule), numbers as they are."""
+    frame = (frame if columns is None else frame[list(columns)]).copy()
+    for name in frame.columns:
+        if frame[name].dtype.kind not in "biufc":  # text (object, string or category)
+            frame[name] = frame[name].map(
+                lambda value: spreadsheet_safe(value) if isinstance(value, str) else value
+            )
+    return frame.to_csv(index=False)
 
 
 def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
@@ -127,7 +142,7 @@ def subjective_model_csv(ratings, name: str) -> str:
                 }
             )
         )
-    return pd.concat(frames).to_csv(index=False)
+    return _csv_text(pd.concat(frames))
 
 
 def analyze(args: argparse.Namespace) -> int:
@@ -146,8 +161,8 @@ def analyze(args: argparse.Namespace) -> int:
     summary = _json_ready(result.summary_dict())
     files = {
         **{f"subjective_{name}.csv": text for name, text in models.items()},
-        "mos.csv": result.mos.to_csv(columns=list(MOS_COLUMNS), index=False),
-        "all_combined.csv": result.all_combined.to_csv(index=False),
+        "mos.csv": _csv_text(result.mos, MOS_COLUMNS),
+        "all_combined.csv": _csv_text(result.all_combined),
         "summary.json": json.dumps(summary, indent=1, allow_nan=False) + "\n",
     }
     try:

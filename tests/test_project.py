@@ -196,6 +196,30 @@ def test_production_settings_pass_deploy_checks(tmp_path):
     assert result.returncode == 0, result.stderr + result.stdout
 
 
+@pytest.mark.parametrize(("setting", "preload"), [(None, "False"), ("true", "True")])
+def test_hsts_preload_is_off_unless_the_environment_asks_for_it(tmp_path, setting, preload):
+    # given: DJANGO_SECURE_HSTS_PRELOAD unset, or set to true
+    code = (
+        "from django.conf import settings as s;"
+        "print(s.SECURE_HSTS_PRELOAD, s.SECURE_HSTS_SECONDS, s.SECURE_HSTS_INCLUDE_SUBDOMAINS)"
+    )
+    # when
+    result = run_production_shell(tmp_path, code, DJANGO_SECURE_HSTS_PRELOAD=setting)
+    deploy = run_manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        env=production_env(tmp_path, DJANGO_SECURE_HSTS_PRELOAD=setting),
+    )
+    # then: preloading is an admin's decision; either way the deploy checks pass
+    assert result.stdout.split() == [preload, "31536000", "True"], result.stderr
+    assert deploy.returncode == 0, deploy.stderr + deploy.stdout
+    # and deploy/env.example names the switch, off
+    example = (ROOT / "deploy/env.example").read_text()
+    assert "# DJANGO_SECURE_HSTS_PRELOAD=true" in example.splitlines()
+
+
 @pytest.mark.parametrize(
     "secret",
     [

@@ -32,6 +32,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from media_pipeline.ffmpeg.probe import IMAGE_FORMATS, TEXT_FORMATS
 from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE, LumaRange
 from media_pipeline.metrics.registry import FrameSampling
 
@@ -185,6 +186,7 @@ class FrameStream:
         except (av.error.FFmpegError, OSError) as exc:
             raise VideoDecodeError(f"not a video: {self.path.name} ({exc})") from None
         with container:
+            _refuse_pictures_and_text(container.format.name, self.path.name)
             if not container.streams.video:
                 raise VideoDecodeError(f"not a video: {self.path.name} (no video stream)")
             if self.plan.uniform:
@@ -229,6 +231,17 @@ class FrameStream:
                 yield chunk.build()
         if self.frames_decoded == 0:
             raise VideoDecodeError(f"no frame could be decoded from {self.path.name}")
+
+
+def _refuse_pictures_and_text(demuxer: str, name: str) -> None:
+    """The transcode's probe rule (media_pipeline/ffmpeg/probe.py) at the door of the
+    metrics: libav decodes a PNG or a JPEG as a one-frame "video" and plays text as ANSI
+    art, whatever the file is called. Renditions never trip it; files given to
+    `python -m media_pipeline score` may."""
+    if demuxer in IMAGE_FORMATS:
+        raise VideoDecodeError(f"not a video: {name} is a still image ({demuxer}), not a video")
+    if demuxer in TEXT_FORMATS:
+        raise VideoDecodeError(f"not a video: {name} is text ({demuxer}), not a video")
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,113 @@ def test_a_poster_whose_file_is_missing_is_not_found_not_an_error():
     present = staff.get(f"/media/p/{stimulus.public_id}/")
     assert present.status_code == 200
     assert b"".join(present.streaming_content) == b"\xff\xd8jpeg"
+
+
+def staff_with_video():
+    from django.test import Client
+
+    tiny = tiny_study()
+    stimulus = with_rendition(tiny.study.stimuli.first())
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True))
+    return staff, f"/media/v/{stimulus.public_id}/", stimulus
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "bytes=abc",  # not numbers
+        "items=0-1",  # a unit this server does not know
+        "bytes=5-2",  # last byte before the first: invalid (RFC 9110, 14.1.1)
+        "bytes=-",  # neither end
+        "bytes=1-2-3",
+        "bytes=0-1,4-5",  # several ranges: served whole rather than as multipart
+    ],
+)
+def test_a_range_header_not_understood_or_invalid_is_ignored(header):
+    # given
+    staff, url, _ = staff_with_video()
+    # when
+    response = staff.get(url, HTTP_RANGE=header)
+    # then: RFC 9110, 14.2: the whole file, as without the header
+    assert response.status_code == 200
+    assert response["Content-Length"] == "10240"
+    assert response["Accept-Ranges"] == "bytes"
+    assert "Content-Range" not in response
+    assert b"".join(response.streaming_content) == BYTES
+
+
+@pytest.mark.parametrize("header", ["bytes=10240-", "bytes=99999-100000", "bytes=-0"])
+def test_a_valid_range_past_the_end_is_unsatisfiable(header):
+    # given
+    staff, url, _ = staff_with_video()
+    # when
+    response = staff.get(url, HTTP_RANGE=header)
+    # then
+    assert response.status_code == 416
+    assert response["Content-Range"] == "bytes */10240"
+
+
+@pytest.mark.parametrize(
+    ("header", "status", "length", "content_range"),
+    [
+        (None, 200, "10240", None),
+        ("bytes=100-199", 206, "100", "bytes 100-199/10240"),
+        ("bytes=-10", 206, "10", "bytes 10230-10239/10240"),
+        ("bytes=5-2", 200, "10240", None),
+    ],
+)
+def test_head_answers_as_get_does_without_a_body(header, status, length, content_range):
+    # given
+    staff, url, _ = staff_with_video()
+    extra = {"HTTP_RANGE": header} if header else {}
+    # when
+    head = staff.head(url, **extra)
+    get = staff.get(url, **extra)
+    # then: the same status and headers, and no body
+    assert head.status_code == get.status_code == status
+    assert dict(head.headers) == dict(get.headers)
+    assert head["Content-Length"] == length
+    assert head["Content-Type"] == "video/mp4"
+    assert head["Accept-Ranges"] == "bytes"
+    assert head.get("Content-Range") == content_range
+    assert b"".join(head.streaming_content) == b""
+
+
+def test_head_is_refused_to_the_same_people_as_get():
+    # given
+    tiny = tiny_study()
+    for stimulus in tiny.study.stimuli.all():
+        with_rendition(stimulus)
+    browser, item = rater_with_session(tiny)
+    unprocessed = tiny.study.stimuli.exclude(public_id=item["video_url"].split("/")[-2]).first()
+    unprocessed.rendition = ""
+    unprocessed.save(update_fields=["rendition"])
+    from django.test import Client
+
+    stranger, other = Client(), Client()
+    other.force_login(UserFactory())
+    # when
+    answers = {
+        "stranger": stranger.head(item["video_url"]).status_code,
+        "other": other.head(item["video_url"]).status_code,
+        "rater": browser.head(item["video_url"]).status_code,
+        "not ready": browser.head(f"/media/v/{unprocessed.public_id}/").status_code,
+    }
+    # then: the answers GET gets
+    assert answers == {"stranger": 302, "other": 404, "rater": 200, "not ready": 404}
+    assert browser.post(item["video_url"]).status_code == 405
+
+
+@pytest.mark.parametrize("method", ["get", "head"])
+def test_in_production_nginx_serves_the_file_for_get_and_head(settings, method):
+    # given: production hands checked requests to nginx (deploy/nginx.conf)
+    settings.MOSAIC_MEDIA_ACCEL_REDIRECT = "/protected-media/"
+    staff, url, stimulus = staff_with_video()
+    # when: nginx answers the Range header itself, whatever it is
+    response = getattr(staff, method)(url, HTTP_RANGE="bytes=5-2")
+    # then
+    assert response.status_code == 200
+    assert response["X-Accel-Redirect"] == f"/protected-media/{stimulus.rendition.name}"
+    assert response["Content-Type"] == "video/mp4"
+    assert response.content == b""

@@ -539,6 +539,42 @@ def test_score_cli_refuses_what_it_cannot_score(tmp_path):
     assert unknown.returncode == 2 and "unknown metric 'nope'" in unknown.stderr
 
 
+@pytest.mark.parametrize(
+    ("codec", "demuxer"), [("png", "png_pipe"), ("mjpeg", "jpeg_pipe")], ids=["png", "jpeg"]
+)
+def test_score_cli_refuses_a_still_image_named_as_a_video(tmp_path, codec, demuxer):
+    # given: one picture written under a video's name (libav would decode it as one frame)
+    still = tmp_path / "still.mp4"
+    subprocess.run(
+        [
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi",
+            "-i", "testsrc2=size=64x48", "-frames:v", "1", "-f", "image2", "-c:v", codec,
+            str(still),
+        ],
+        check=True,
+    )  # fmt: skip
+    # when
+    result = run_cli(still, "--metrics", "brightness", "--device", "cpu")
+    # then: refused as the transcode's probe refuses it, nothing on stdout
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: not a video: still.mp4 is a still image ({demuxer}), not a video\n"
+    )
+    assert result.stdout == ""
+
+
+def test_score_cli_refuses_text_art(tmp_path):
+    # given: notes that libav would play as ANSI art
+    notes = tmp_path / "notes.ans"
+    notes.write_text("these are my notes, not a video\n" * 40)
+    # when
+    result = run_cli(notes, "--metrics", "brightness", "--device", "cpu")
+    # then
+    assert result.returncode == 2
+    assert result.stderr == "error: not a video: notes.ans is text (tty), not a video\n"
+    assert result.stdout == ""
+
+
 def test_cpu_scoring_gives_back_the_processes_torch_threads(videos):
     # the pass computes on one thread beside the decoder, then restores the setting
     before = torch.get_num_threads()

@@ -122,6 +122,37 @@ def test_sessions_are_optional_and_ids_stay_text(tmp_path):
     assert mos["mos_raw"].tolist() == [1.5, 4.0]
 
 
+def test_text_cells_a_spreadsheet_would_run_are_quoted_and_numbers_stay_numbers(tmp_path):
+    # given: a dimension key and a video id that a spreadsheet would run as formulas
+    path = tmp_path / "r.csv"
+    key = '"=HYPERLINK(""x"")"'  # the CSV spelling of =HYPERLINK("x")
+    path.write_text(HEADER + f"a,@v1,{key},1\na,v2,{key},3\nb,@v1,{key},2\nb,v2,{key},5\n")
+    out = tmp_path / "out"
+    # when
+    code = main(
+        ["analyze", str(path), "--out", str(out), "--line-click-share", "1"]
+        + ["--subjective-model", "zscore_mos"]
+    )
+    # then: a quote before them, as in the web exports; negative numbers stay numbers
+    assert code == 0
+    assert (out / "mos.csv").read_text().splitlines() == [
+        "video_id,dimension,mos,mos_raw,std,n,ci95_low_raw,ci95_high_raw",
+        '\'@v1,"\'=HYPERLINK(""x"")",0.0,1.5,0.7071067811865476,2,-4.853102368087347,'
+        "7.853102368087347",
+        'v2,"\'=HYPERLINK(""x"")",100.0,4.0,1.4142135623730951,2,-8.706204736174694,'
+        "16.706204736174694",
+    ]
+    assert (out / "all_combined.csv").read_text().splitlines() == [
+        "video_id,all_combined",
+        "'@v1,0.0",
+        "v2,100.0",
+    ]
+    assert (out / "subjective_zscore_mos.csv").read_text().splitlines()[:2] == [
+        "video_id,dimension,quality_score,quality_score_std",
+        '\'@v1,"\'=HYPERLINK(""x"")",-0.7071067811865475,7.850462293418875e-17',
+    ]
+
+
 @pytest.mark.skipif(not SUREAL.exists(), reason="shared SUREAL data not present")
 def test_python_dash_m_on_a_public_dataset(tmp_path):
     # given: NFLX public raw ratings (1-5 scale, so the line-clicker rule is off)

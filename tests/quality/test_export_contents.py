@@ -107,9 +107,12 @@ def test_ratings_export_with_a_quoted_key_reads_back_into_the_cli(
         text=True,
         timeout=120,
     )
-    # then: the CLI reads the study's own key and computes the stored MOS
+    # then: the CLI reads the study's own key and computes the stored MOS; its mos.csv
+    # quotes the key again, as the web exports do
     assert result.returncode == 0, result.stderr
     cli = pd.read_csv(tmp_path / "out" / "mos.csv", dtype={"dimension": str})
+    assert set(cli["dimension"]) == {"subject", "completeness", "'-interaction"}
+    cli["dimension"] = cli["dimension"].replace({"'-interaction": "-interaction"})
     stored = pd.DataFrame(run.mos).astype({"video_id": int})
     merged = cli.merge(stored, on=["video_id", "dimension"], validate="1:1")
     assert len(merged) == len(stored) == 8 * 3
