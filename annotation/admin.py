@@ -94,6 +94,19 @@ class StudyAdmin(admin.ModelAdmin):
         ),
     )
 
+    # Answers already given are on the scale they were given on, and a browser may still
+    # hold unsent ones on it: once a study has any, its scale no longer changes.
+    scale_fields = ("slider_min", "slider_max", "slider_step")
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = super().get_readonly_fields(request, obj)
+        if obj is not None and (
+            Rating.objects.filter(dimension__study=obj).exists()
+            or QualificationAnswer.objects.filter(dimension__study=obj).exists()
+        ):
+            return (*readonly, *self.scale_fields)
+        return readonly
+
     def get_queryset(self, request):
         return (
             super()

@@ -106,7 +106,7 @@ async def rater_answer(session, stats: Stats, i: int) -> None:
     payload = {
         "client_uuid": str(uuid.uuid4()),
         "item": body["item"]["id"],
-        "scores": {d: round(random.uniform(0, 100), 1) for d in DIMENSIONS},
+        "scores": {d: random.randint(0, 100) for d in DIMENSIONS},  # on the slider's steps
         "watch_time_ms": 2800,
         "plays": 1,
         "stalls": 0,

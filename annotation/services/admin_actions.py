@@ -1,4 +1,10 @@
-"""What an admin does to a running study: pause, exclude, reopen, approve payments."""
+"""What an admin does to a running study: pause, exclude, reopen, approve payments.
+
+Lock order: a rater's participation in a study, then their assignments in it (as
+participation_exclude and assignment_start_next take them). A service that locks both
+takes them in this order, so that two of them on one rater (an exclusion and a reopen
+at the same moment) wait for each other instead of deadlocking.
+"""
 
 from __future__ import annotations
 
@@ -40,17 +46,19 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
     study: an exclusion is what stops them, so the session could not continue otherwise.
     Their other excluded assignments stay excluded until reopened one by one.
     """
+    # The participation first (see the lock order above): found by the assignment's
+    # rater and session, which never change, so they need no lock to be read.
+    participation = (
+        Participation.objects.select_for_update(of=("self",))
+        .filter(rater_id=assignment.rater_id, study__sessions=assignment.session_id)
+        .first()
+    )
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state not in (Assignment.State.PAUSED, Assignment.State.EXCLUDED):
         raise Conflict(
             f"only a paused or excluded assignment can be reopened (it is {assignment.state})"
         )
     reason = _reason(reason)
-    participation = (
-        Participation.objects.select_for_update(of=("self",))
-        .filter(rater_id=assignment.rater_id, study__sessions=assignment.session_id)
-        .first()
-    )
     if participation is not None and participation.is_excluded:
         logger.info(
             "admin %s lifted the exclusion of rater %s from study %s (it was: %s) "
@@ -75,6 +83,7 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
 @transaction.atomic
 def participation_exclude(*, participation: Participation, reason: str, by) -> Participation:
     """Exclude a rater from a study: no further ratings; their open assignments stop."""
+    # The participation, then (by the update) the assignments: the lock order above.
     participation = Participation.objects.select_for_update().get(pk=participation.pk)
     participation.is_excluded = True
     participation.excluded_reason = _reason(reason)

@@ -12,14 +12,21 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotation.errors import Conflict, ValidationFailed
-from annotation.models import Dimension
+from annotation.models import Dimension, QualificationAnswer, Rating
 
 
 class Scale(Protocol):
-    """The slider range an answer's scores must lie in (a Study, or a RatingPosition)."""
+    """The slider an answer's scores come from (a Study, or a RatingPosition): its range,
+    and its steps, counted from slider_min as the browser's range input counts them."""
 
     slider_min: float
     slider_max: float
+    slider_step: float
+
+
+# How far from a step a score may lie, as a share of the step: room for the float error of
+# a browser's or a client's arithmetic (0.1 + 0.2), none for a value between two steps.
+STEP_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,12 @@ def _score(key: str, value: object, scale: Scale) -> float:
             f"score for '{key}' is{shown} outside the scale "
             f"[{scale.slider_min:g}, {scale.slider_max:g}]"
         )
+    steps = (float(value) - scale.slider_min) / scale.slider_step
+    if abs(steps - round(steps)) > STEP_TOLERANCE:
+        raise ValidationFailed(
+            f"score for '{key}' is {value}, not on the slider's steps: "
+            f"{scale.slider_min:g} to {scale.slider_max:g} in steps of {scale.slider_step:g}"
+        )
     return float(value)
 
 
@@ -127,6 +140,24 @@ def check_answer(*, data: object, study: Scale, dimensions: list[Dimension]) -> 
     )
 
 
+def ratings_under(client_uuid: uuid.UUID) -> list[tuple]:
+    """The rating rows stored under an answer id, as check_repeat reads them."""
+    return list(
+        Rating.objects.filter(client_uuid=client_uuid).values_list(
+            "assignment__rater_id", "stimulus__public_id", "dimension__key", "score"
+        )
+    )
+
+
+def qualification_answers_under(client_uuid: uuid.UUID) -> list[tuple]:
+    """The qualification answer rows stored under an answer id, as check_repeat reads them."""
+    return list(
+        QualificationAnswer.objects.filter(client_uuid=client_uuid).values_list(
+            "participation__rater_id", "stimulus__public_id", "dimension__key", "score"
+        )
+    )
+
+
 def check_repeat(rows: list[tuple], answer: Answer, participation) -> bool:
     """True when `rows` (already stored under this client_uuid) are this very answer;
     a conflict when the id was used by someone else or for something else."""
@@ -139,3 +170,11 @@ def check_repeat(rows: list[tuple], answer: Answer, participation) -> bool:
     if {row[2]: row[3] for row in rows} != answer.scores:
         raise Conflict("this answer id was already used with different scores")
     return True
+
+
+def check_unused(rows: list[tuple], answer: Answer, participation) -> None:
+    """A conflict when `rows` (stored under this client_uuid as the other kind of answer: a
+    qualification answer for a rating, or a rating for a qualification answer) exist at
+    all. One id names one answer, and no video is both a test video and a session's."""
+    if check_repeat(rows, answer, participation):
+        raise Conflict("this answer id was already used for another video")

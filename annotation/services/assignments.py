@@ -28,7 +28,13 @@ from annotation.models import (
     Stimulus,
     Study,
 )
-from annotation.services.answers import Answer, check_repeat
+from annotation.services.answers import (
+    Answer,
+    check_repeat,
+    check_unused,
+    qualification_answers_under,
+    ratings_under,
+)
 from quality.stats.agreement import golden_agreement_plcc
 
 if TYPE_CHECKING:
@@ -75,6 +81,7 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
     without one would be an empty (or golden-only) session, never to be completed.
     """
     with transaction.atomic():
+        # The participation before any assignment: the lock order of admin_actions.
         Participation.objects.select_for_update().filter(pk=participation.pk).first()
         current = assignment_current(participation=participation)
         if current is not None:
@@ -212,12 +219,7 @@ def rating_submit(
             )
             .first()
         )
-        stored = list(
-            Rating.objects.filter(client_uuid=answer.client_uuid).values_list(
-                "assignment__rater_id", "stimulus__public_id", "dimension__key", "score"
-            )
-        )
-        if check_repeat(stored, answer, participation):
+        if check_repeat(ratings_under(answer.client_uuid), answer, participation):
             return False, assignment
         if assignment is None:
             if assignment_last_finished(participation=participation) is not None:
@@ -238,6 +240,8 @@ def rating_submit(
             raise Conflict("this video was already answered")
         if assignment.order[assignment.position] != stimulus.pk:
             raise Conflict("this is not the video to rate now; reload to continue")
+        # Looked up only once the answer would be stored, as the fast path's statement does.
+        check_unused(qualification_answers_under(answer.client_uuid), answer, participation)
         Rating.objects.bulk_create(
             Rating(
                 assignment=assignment,
@@ -320,7 +324,10 @@ def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
 # The common answer as one statement: move the position on only if it is still the one
 # that was read (and the session is still active and off break), and store the
 # dimension rows only if it moved. Of two deliveries racing for one position the second
-# waits for the row lock, then finds the position moved and stores nothing.
+# waits for the row lock, then finds the position moved and stores nothing. A repeated
+# answer id fails the rating's unique constraint; one a qualification answer took (no
+# constraint spans the two tables) is found by one probe of that table's client_uuid
+# index, in the same statement, and leaves it to rating_submit to answer the conflict.
 _STORE_CURRENT_SQL = f"""
 WITH moved AS (
     UPDATE annotation_assignment
@@ -332,6 +339,8 @@ WITH moved AS (
      WHERE id = %(assignment_id)s AND position = %(position)s
        AND state = '{Assignment.State.ACTIVE}'
        AND (break_until IS NULL OR break_until <= %(now)s)
+       AND NOT EXISTS (SELECT FROM annotation_qualificationanswer
+                        WHERE client_uuid = %(client_uuid)s)
     RETURNING id
 )
 INSERT INTO annotation_rating
@@ -365,8 +374,9 @@ def rating_submit_current(
     not the session's last (that one runs the golden gate). PostgreSQL only.
 
     Returns None when nothing was stored: the position moved on meanwhile, the session
-    was paused or ended, a break began, or the answer id was used before. rating_submit
-    then decides with the row locked what to answer (a repeat, a conflict, a refusal).
+    was paused or ended, a break began, or the answer id was used before (by a rating or
+    a qualification answer). rating_submit then decides with the row locked what to
+    answer (a repeat, a conflict, a refusal).
     """
     answered = position.position + 1
     if position.current is None or answered >= position.length:

@@ -9,8 +9,8 @@ from django.db import transaction
 
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.models import Dimension, ExpertScore, Participation, QualificationAnswer, Stimulus
-from annotation.services.answers import Answer
-from quality.stats.agreement import qualification_passed, qualification_share, within_tolerance
+from annotation.services.answers import Answer, check_unused, ratings_under
+from quality.stats.agreement import qualification_passed, within_tolerance
 
 logger = logging.getLogger(__name__)
 
@@ -87,13 +87,10 @@ def _score_attempt(participation: Participation, dimensions: list[Dimension]) ->
         tolerance_sigma=study.qualification_tolerance_sigma,
     )
     for row, inside in zip(detail, within, strict=True):
-        row["within"] = bool(inside)  # the same rule as the share below
-    share = qualification_share(
-        rater_scores=scores,
-        expert_means=means,
-        expert_sigmas=sigmas,
-        tolerance_sigma=study.qualification_tolerance_sigma,
-    )
+        row["within"] = bool(inside)
+    # The share of the flags just set (0 for no answers, as qualification_share counts
+    # it): the rule is applied once, and the share cannot disagree with the detail.
+    share = sum(row["within"] for row in detail) / len(detail) if detail else 0.0
     participation.qualification_share = share
     participation.qualification_detail = detail
     if qualification_passed(share, study.qualification_pass_share):
@@ -139,6 +136,9 @@ def qualification_answer_submit(
         answered = qualification_answered(participation=participation)
         if stimulus.pk in answered:
             raise Conflict("this video was already answered")
+        # A rating's id (no constraint spans the two tables), looked up as rating_submit
+        # looks up a qualification answer's: only once the answer would be stored.
+        check_unused(ratings_under(answer.client_uuid), answer, participation)
         QualificationAnswer.objects.bulk_create(
             QualificationAnswer(
                 participation=participation,

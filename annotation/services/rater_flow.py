@@ -10,13 +10,17 @@ from annotation.errors import ApplicationError, PermissionDenied
 from annotation.models import (
     Assignment,
     Participation,
-    QualificationAnswer,
     Session,
     SessionItem,
     Stimulus,
 )
 from annotation.selectors import dimensions_of, qualification_next, rater_step
-from annotation.services.answers import Answer, check_answer, check_repeat
+from annotation.services.answers import (
+    Answer,
+    check_answer,
+    check_repeat,
+    qualification_answers_under,
+)
 from annotation.services.assignments import (
     assignment_current,
     assignment_last_finished,
@@ -35,12 +39,8 @@ REFUSALS = {
 }
 
 
-def _stored_qualification_answer(answer: Answer, participation: Participation):
-    rows = list(
-        QualificationAnswer.objects.filter(client_uuid=answer.client_uuid).values_list(
-            "participation__rater_id", "stimulus__public_id", "dimension__key", "score"
-        )
-    )
+def _stored_qualification_answer(answer: Answer, participation: Participation) -> bool:
+    rows = qualification_answers_under(answer.client_uuid)
     return check_repeat(rows, answer, participation)
 
 

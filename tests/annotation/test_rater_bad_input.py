@@ -7,8 +7,14 @@ import json
 import pytest
 
 from annotation.api import rater as rater_api
-from annotation.models import Assignment, Participation, Rating
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from annotation.models import Assignment, Participation, QualificationAnswer, Rating
+from tests.annotation.rater_fixtures import (
+    answer,
+    consent_and_tutorial,
+    onboard,
+    rater_client,
+    tiny_study,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -84,6 +90,81 @@ def test_an_answer_at_another_utc_offset_is_stored_as_the_same_moment():
         "2026-11-22T10:00:00+00:00",
         "2026-11-22T10:00:05+00:00",
     )
+
+
+def at_first_item(path: str, monkeypatch, **settings) -> tuple:
+    """A rater at the first item of their qualification test, or of a session (served by
+    the fast path, or by the DRF view only); (tiny study, client, item id)."""
+    tiny = tiny_study(rest_every=0, **settings)
+    client, _ = rater_client()
+    if path == "qualification":
+        consent_and_tutorial(client, tiny)
+    else:
+        onboard(client, tiny)
+    item = client.get(tiny.base + "next/").json()["item"]["id"]
+    if path == "drf":
+        monkeypatch.setattr(rater_api, "fast_answer", lambda request, slug: None)
+    return tiny, client, item
+
+
+def stored_scores(path: str) -> list[float]:
+    """The scores of the kind of answer the path sends: qualification answers, or ratings
+    (the qualification answers that onboarded the rater aside)."""
+    rows = QualificationAnswer if path == "qualification" else Rating
+    return list(rows.objects.order_by("dimension__order").values_list("score", flat=True))
+
+
+@pytest.mark.parametrize("path", ["fast", "drf", "qualification"])
+@pytest.mark.parametrize(
+    ("scale", "score", "detail"),
+    [
+        (
+            {"slider_step": 0.5},
+            52.25,
+            "score for 'subject' is 52.25, not on the slider's steps: 0 to 100 in steps of 0.5",
+        ),
+        (
+            {},  # the default step of 1
+            40.5,
+            "score for 'subject' is 40.5, not on the slider's steps: 0 to 100 in steps of 1",
+        ),
+        (  # the steps count from the scale's minimum (2, 7, ..., 52, ...), as the browser's do
+            {"slider_min": 2, "slider_max": 98, "slider_step": 5},
+            50,
+            "score for 'subject' is 50, not on the slider's steps: 2 to 98 in steps of 5",
+        ),
+        (  # two millionths of a step off is off (one is the tolerance)
+            {"slider_step": 0.1},
+            50.0 + 2e-7,
+            "score for 'subject' is 50.0000002, not on the slider's steps: "
+            "0 to 100 in steps of 0.1",
+        ),
+    ],
+)
+def test_a_score_between_the_slider_steps_is_a_400_and_nothing_is_stored(
+    scale, score, detail, path, monkeypatch
+):
+    # given
+    tiny, client, item = at_first_item(path, monkeypatch, **scale)
+    payload = answer(item, {"subject": score, "completeness": 52, "interaction": 52})
+    # when
+    response = client.post(tiny.base + "answers/", payload, format="json")
+    # then
+    assert (response.status_code, response.json()) == (400, {"error": "invalid", "detail": detail})
+    assert stored_scores(path) == []
+    assert Assignment.objects.filter(position__gt=0).count() == 0
+
+
+@pytest.mark.parametrize("path", ["fast", "drf", "qualification"])
+def test_a_score_on_a_step_but_for_float_error_is_stored_as_sent(path, monkeypatch):
+    # given: steps of 0.1, and scores that float arithmetic put a hair off them
+    tiny, client, item = at_first_item(path, monkeypatch, slider_step=0.1)
+    scores = {"subject": 0.1 + 0.2, "completeness": 70.00000000000001, "interaction": 1.1 * 3}
+    # when
+    response = client.post(tiny.base + "answers/", answer(item, scores), format="json")
+    # then
+    assert response.status_code == 201
+    assert stored_scores(path) == [0.30000000000000004, 70.00000000000001, 3.3000000000000003]
 
 
 CONSENT = {"accept": True, "viewport_width": 1280, "viewport_height": 800, "pixel_ratio": 1}

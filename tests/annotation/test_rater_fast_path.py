@@ -65,7 +65,7 @@ def test_the_fast_path_answers_exactly_as_the_drf_views(slow_path):
     """Two raters in the same place of the same study, one served by the fast path and one
     by the DRF views, get the same answers, rest breaks included."""
     # given: rest after every 3 items, so the 3rd answer starts a break
-    tiny = tiny_study(rest_every=3, rest_seconds=600)
+    tiny = tiny_study(rest_every=3, rest_seconds=600, slider_step=0.5)
     fast, fast_user = rater_client()
     slow, slow_user = rater_client()
     onboard(fast, tiny)
@@ -317,7 +317,7 @@ def test_a_delivery_racing_its_own_repeat_is_stored_once():
 
 def test_an_answer_without_telemetry_is_stored_with_the_defaults():
     # given
-    tiny = tiny_study(rest_every=0)
+    tiny = tiny_study(rest_every=0, slider_step=0.5)
     client, _ = rater_client()
     onboard(client, tiny)
     item = client.get(tiny.base + "next/").json()["item"]["id"]

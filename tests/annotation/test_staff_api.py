@@ -1,13 +1,17 @@
 import io
+import re
 
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Participation, Payment, Stimulus
 from annotation.roles import RESEARCHERS_GROUP
+from annotation.services.admin_actions import assignment_reopen, participation_exclude
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
 from tests.factories import StimulusFactory, UserFactory, make_study
 
@@ -112,6 +116,45 @@ def test_reopening_an_excluded_assignment_lifts_the_exclusion(caplog):
         "",
     )
     assert "lifted the exclusion" in caplog.text and "line clicking" in caplog.text
+
+
+def locked_tables(queries: CaptureQueriesContext) -> list[str]:
+    """The tables whose rows the queries lock (SELECT ... FOR UPDATE, UPDATE), each named
+    once, in the order of their first lock."""
+    tables = []
+    for query in queries.captured_queries:
+        sql = query["sql"]
+        if sql.startswith("UPDATE "):
+            table = re.match(r'UPDATE "(\w+)"', sql)[1]
+        elif " FOR UPDATE" in sql:
+            table = re.search(r'\bFROM "(\w+)"', sql)[1]
+        else:
+            continue
+        if table not in tables:
+            tables.append(table)
+    return tables
+
+
+def test_exclusion_and_reopening_lock_the_participation_before_the_assignment():
+    """Taken in opposite orders, an exclusion and a reopen of one rater at the same moment
+    could each hold the row the other waits for (a deadlock)."""
+    # given: a rater in the middle of their session
+    tiny = tiny_study(rest_every=0)
+    _, assignment = started(tiny)
+    participation = Participation.objects.get()
+    admin = UserFactory(is_staff=True)
+    # when
+    with CaptureQueriesContext(connection) as exclusion:
+        participation_exclude(participation=participation, reason="line clicking", by=admin)
+    with CaptureQueriesContext(connection) as reopening:
+        assignment_reopen(assignment=assignment, reason="my mistake", by=admin)
+    # then
+    order = ["annotation_participation", "annotation_assignment"]
+    assert (locked_tables(exclusion), locked_tables(reopening)) == (order, order)
+    assert (Participation.objects.get().is_excluded, Assignment.objects.get().state) == (
+        False,
+        "active",
+    )
 
 
 def test_the_monitor_shows_that_a_finished_rater_was_excluded():

@@ -34,6 +34,21 @@ def test_the_study_form_shows_the_raters_wanted_per_video(client):
     assert 'name="target_raters_per_stimulus"' in body
 
 
+@pytest.mark.parametrize("answered", [False, True], ids=["no-answers", "answered"])
+def test_the_scale_is_fixed_once_a_study_has_answers(client, answered):
+    # given: a study, rated once or not at all
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    tiny = tiny_study()
+    if answered:
+        rate(tiny, raters=1, answers=1)
+    url = f"/admin/annotation/study/{tiny.study.pk}/change/"
+    # when
+    body = client.get(url).content.decode()
+    # then: the scale is an input only while no answer was given on it
+    for field in ("slider_min", "slider_max", "slider_step"):
+        assert (f'name="{field}"' in body) == (not answered)
+
+
 def rate(tiny, raters: int, answers: int) -> None:
     for _ in range(raters):
         client, _ = rater_client()
