@@ -22,9 +22,14 @@ def hold_part(path: Path) -> int:
     behind; the kernel drops it when this process ends, however it ends. ffmpeg opens the
     same file again (O_TRUNC keeps the inode), so the lock stays on what it writes.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    # Created and locked under a name clean-up does not look at, then renamed into place
+    # (the lock goes with the open file): never seen unlocked, so never removed as stale.
+    # (A run killed between the two leaves an empty .claim. file, which is left alone.)
+    claim = path.with_name(path.name.replace(".part.", ".claim.", 1))
+    fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     with contextlib.suppress(OSError):  # a file system without locks: clean-up spares it
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.rename(claim, path)
     return fd
 
 
