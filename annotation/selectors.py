@@ -287,12 +287,14 @@ def stimulus_visible_to(*, user, stimulus: Stimulus) -> bool:
         return participation is not None and stimulus.pk in qualification_items(
             participation=participation
         )
+    # A session's videos while it goes on (a pause may be lifted), not once it has ended.
+    going_on = Assignment.objects.filter(
+        rater=rater, state__in=(Assignment.State.ACTIVE, Assignment.State.PAUSED)
+    )
     return (
-        Assignment.objects.filter(
-            rater=rater, session__study_id=stimulus.study_id, order__contains=[stimulus.pk]
-        ).exists()
+        going_on.filter(session__study_id=stimulus.study_id, order__contains=[stimulus.pk]).exists()
         if _json_contains_supported()
-        else any(stimulus.pk in a.order for a in Assignment.objects.filter(rater=rater))
+        else any(stimulus.pk in a.order for a in going_on)
     )
 
 

@@ -3,6 +3,7 @@
 import pytest
 from django.core.files.base import ContentFile
 
+from annotation.models import Assignment
 from tests.annotation.rater_fixtures import onboard, rater_client, tiny_study
 from tests.factories import UserFactory
 
@@ -73,6 +74,22 @@ def test_nobody_else_can_fetch_a_video():
     staff = Client()
     staff.force_login(UserFactory(is_staff=True))
     assert staff.get(item["video_url"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("state", "status"), [("active", 200), ("paused", 200), ("finished", 404), ("excluded", 404)]
+)
+def test_a_sessions_videos_are_served_only_while_it_goes_on(state, status):
+    # given: a rater's session, in each state
+    tiny = tiny_study()
+    for stimulus in tiny.study.stimuli.all():
+        with_rendition(stimulus)
+    browser, item = rater_with_session(tiny)
+    Assignment.objects.update(state=state)
+    # when
+    response = browser.get(item["video_url"])
+    # then
+    assert response.status_code == status
 
 
 def test_a_video_not_yet_processed_is_not_served():
