@@ -10,7 +10,7 @@ from django.db import transaction
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.models import Dimension, ExpertScore, Participation, QualificationAnswer, Stimulus
 from annotation.services.answers import Answer, check_unused, ratings_under
-from quality.stats.agreement import qualification_passed, within_tolerance
+from quality.stats.agreement import qualification_passed, qualification_share, within_tolerance
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +88,7 @@ def _score_attempt(participation: Participation, dimensions: list[Dimension]) ->
     )
     for row, inside in zip(detail, within, strict=True):
         row["within"] = bool(inside)
-    # The share of the flags just set (0 for no answers, as qualification_share counts
-    # it): the rule is applied once, and the share cannot disagree with the detail.
-    share = sum(row["within"] for row in detail) / len(detail) if detail else 0.0
+    share = qualification_share(within)  # of the same flags: it cannot disagree with them
     participation.qualification_share = share
     participation.qualification_detail = detail
     if qualification_passed(share, study.qualification_pass_share):

@@ -41,23 +41,11 @@ def within_tolerance(
     return np.abs(mean - x) <= tolerance_sigma * sigma
 
 
-def qualification_share(
-    *,
-    rater_scores: ArrayLike,
-    expert_means: ArrayLike,
-    expert_sigmas: ArrayLike,
-    tolerance_sigma: float = 1.5,
-) -> float:
-    """Share of answers within tolerance (see ``within_tolerance``); 0 for no answers."""
-    within = within_tolerance(
-        rater_scores=rater_scores,
-        expert_means=expert_means,
-        expert_sigmas=expert_sigmas,
-        tolerance_sigma=tolerance_sigma,
-    )
-    if within.size == 0:
-        return 0.0
-    return float(np.mean(within))
+def qualification_share(within: ArrayLike) -> float:
+    """Share of answers within tolerance, from their ``within_tolerance`` flags; 0 for
+    no answers."""
+    flags = np.asarray(within, dtype=bool)
+    return float(np.mean(flags)) if flags.size else 0.0
 
 
 def qualification_passed(share: float, pass_share: float = 0.75) -> bool:

@@ -36,20 +36,20 @@ def test_golden_plcc_refuses_different_lengths():
 
 def test_qualification_share_includes_the_boundary():
     # given: sigma 10, tolerance 1.5 -> |diff| <= 15; diffs 14.9, 15 (on it), 0, 30
-    share = qualification_share(
+    within = within_tolerance(
         rater_scores=[64.9, 65.0, 50.0, 80.0],
         expert_means=[50.0] * 4,
         expert_sigmas=[10.0] * 4,
     )
-    assert share == 0.75
+    assert qualification_share(within) == 0.75
 
 
 def test_an_item_the_experts_agreed_on_is_passed_by_the_exact_answer():
     # given: expert sigma 0 (every expert gave the same score)
     scores, means, sigmas = [50.0, 60.0, 70.0, 10.0], [50.0, 60.0, 70.5, 10.0], [0.0] * 4
     # when
-    share = qualification_share(rater_scores=scores, expert_means=means, expert_sigmas=sigmas)
     within = within_tolerance(rater_scores=scores, expert_means=means, expert_sigmas=sigmas)
+    share = qualification_share(within)
     # then: the exact answers pass, the one 0.5 off does not
     assert within.tolist() == [True, True, False, True]
     assert share == 0.75 and qualification_passed(share)
@@ -62,4 +62,4 @@ def test_qualification_passes_at_exactly_the_share():
 
 
 def test_qualification_share_of_no_answers_is_zero():
-    assert qualification_share(rater_scores=[], expert_means=[], expert_sigmas=[]) == 0.0
+    assert qualification_share([]) == 0.0
