@@ -81,17 +81,30 @@ def test_a_paused_session_shows_no_item_and_holds_answers_back(path):
     assert Rating.objects.filter(client_uuid=payload["client_uuid"]).count() == 3
 
 
-def test_a_study_not_running_holds_answers_back(path):
-    # given: the study is paused while the rater looks at the second item
+@pytest.mark.parametrize(
+    ("state", "status", "refusal"),
+    [
+        # paused: held back (the page keeps the answer and sends it again later)
+        (
+            Study.State.PAUSED,
+            423,
+            {"error": "study_not_running", "detail": "this study is not running at the moment"},
+        ),
+        # closed: a final refusal (the page drops what it holds), not "come back later"
+        (Study.State.CLOSED, 403, {"error": "forbidden", "detail": "this study is closed"}),
+    ],
+    ids=["paused", "closed"],
+)
+def test_a_study_not_running_refuses_answers(path, state, status, refusal):
+    # given: the study stops running while the rater looks at the second item
     tiny, client, _, second = rated_one()
-    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.PAUSED)
+    Study.objects.filter(pk=tiny.study.pk).update(state=state)
     # when
     upcoming = client.get(tiny.base + "next/")
-    held = client.post(tiny.base + "answers/", answer(second), format="json")
+    refused = client.post(tiny.base + "answers/", answer(second), format="json")
     # then
-    refusal = {"error": "study_not_running", "detail": "this study is not running at the moment"}
-    assert (upcoming.status_code, upcoming.json()) == (423, refusal)
-    assert (held.status_code, held.json()) == (423, refusal)
+    assert (upcoming.status_code, upcoming.json()) == (status, refusal)
+    assert (refused.status_code, refused.json()) == (status, refusal)
     assert Rating.objects.count() == 3
 
 
@@ -181,20 +194,6 @@ def test_the_next_session_is_one_with_videos_ready():
     # then
     assert (upcoming["step"], upcoming["length"]) == ("rating", 8)
     assert Assignment.objects.get(rater__user=user).session == second
-
-
-def test_a_closed_study_refuses_for_good(path):
-    # given: the study is closed while the rater looks at the second item
-    tiny, client, _, second = rated_one()
-    Study.objects.filter(pk=tiny.study.pk).update(state=Study.State.CLOSED)
-    # when
-    upcoming = client.get(tiny.base + "next/")
-    refused = client.post(tiny.base + "answers/", answer(second), format="json")
-    # then: a final refusal (the page drops what it holds), not "come back later"
-    closed = {"error": "forbidden", "detail": "this study is closed"}
-    assert (upcoming.status_code, upcoming.json()) == (403, closed)
-    assert (refused.status_code, refused.json()) == (403, closed)
-    assert Rating.objects.count() == 3
 
 
 def test_a_test_whose_videos_all_failed_is_no_test():
