@@ -1,0 +1,116 @@
+"""``python -m quality analyze RATINGS.csv --out DIR``: the study analysis from a CSV.
+
+Reads the long ratings CSV (``rater_id,video_id,dimension,score[,session_id]``), runs
+``quality.stats.analysis.run_analysis`` and writes DIR/mos.csv, DIR/all_combined.csv and
+DIR/summary.json (all at once: quality.commands.io).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.stats.analysis import AnalysisSettings, run_analysis
+from quality.stats.mos import MOS_COLUMNS
+from quality.stats.ratings import RatingsError
+from quality.stats.ratings_csv import read_ratings_csv
+
+NAME = "analyze"
+HELP = "MOS, alpha, SRCC curve from a ratings CSV"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ratings", type=Path, help="long CSV: rater_id,video_id,dimension,score")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    defaults = AnalysisSettings()
+    parser.add_argument("--draws", type=int, default=defaults.draws)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--line-click-share", type=float, default=defaults.line_click_share)
+    parser.add_argument("--slider-step", type=float, default=defaults.slider_step)
+    parser.add_argument("--srcc-max-n", type=int, default=defaults.srcc_max_n)
+    parser.add_argument("--confidence", type=float, default=defaults.confidence)
+    parser.add_argument(
+        "--subjective-model",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also fit a subjective model per dimension (mos, zscore_mos, bt500, p913, "
+        "p910_annex_e, mle); writes DIR/subjective_NAME.csv; repeatable",
+    )
+
+
+def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
+    if args.draws < 1:
+        raise RatingsError("--draws must be at least 1")
+    if not 0.0 < args.line_click_share <= 1.0:
+        raise RatingsError("--line-click-share must be in (0, 1]")
+    if not args.slider_step > 0:
+        raise RatingsError("--slider-step must be positive")
+    if not 0.0 < args.confidence < 1.0:
+        raise RatingsError("--confidence must be in (0, 1)")
+    return AnalysisSettings(
+        line_click_share=args.line_click_share,
+        slider_step=args.slider_step,
+        draws=args.draws,
+        seed=args.seed,
+        srcc_max_n=args.srcc_max_n,
+        confidence=args.confidence,
+    )
+
+
+def subjective_model_csv(ratings, name: str) -> str:
+    """One row per (video, dimension) with the model's quality score and its std, plus
+    each rater's bias and inconsistency where the model estimates them."""
+    import numpy as np
+    import pandas as pd
+
+    from quality.stats.subjective import fit_subjective_model, pivot_scores
+
+    frames = []
+    for dimension, part in ratings.groupby("dimension", observed=True, sort=False):
+        matrix = pivot_scores(
+            rater_ids=part["rater_id"].astype(str).to_numpy(),
+            video_ids=part["video_id"].astype(str).to_numpy(),
+            scores=part["score"].to_numpy(float),
+        )
+        fit = fit_subjective_model(name=name, scores=matrix.scores)
+        std = fit.quality_scores_std
+        frames.append(
+            pd.DataFrame(
+                {
+                    "video_id": matrix.video_ids,
+                    "dimension": dimension,
+                    "quality_score": fit.quality_scores,
+                    "quality_score_std": std if std is not None else np.nan,
+                }
+            )
+        )
+    return csv_text(pd.concat(frames))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = _check_settings(args)
+        ratings = read_ratings_csv(path=args.ratings)
+        result = run_analysis(ratings=ratings, settings=settings)
+    except (RatingsError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        return bad_input(exc)
+    try:
+        models = {name: subjective_model_csv(ratings, name) for name in args.subjective_model}
+    except ValueError as exc:
+        return bad_input(exc)
+    summary = json_ready(result.summary_dict())
+    files = {
+        **{f"subjective_{name}.csv": text for name, text in models.items()},
+        "mos.csv": csv_text(result.mos, MOS_COLUMNS),
+        "all_combined.csv": csv_text(result.all_combined),
+        "summary.json": json.dumps(summary, indent=1, allow_nan=False) + "\n",
+    }
+    return finish(
+        args.out,
+        files,
+        f"{result.n_ratings_kept} of {result.n_ratings} ratings kept "
+        f"({len(result.exclusions)} rater(s) excluded); wrote {args.out}",
+    )
