@@ -75,7 +75,10 @@ class StudyAdmin(admin.ModelAdmin):
                 )
             },
         ),
-        ("Quality control", {"fields": ("golden_gate_plcc", "line_click_share")}),
+        (
+            "Quality control",
+            {"fields": ("golden_gate_plcc", "keep_failed_gate_sessions", "line_click_share")},
+        ),
         ("Scale", {"fields": ("slider_min", "slider_max", "slider_step")}),
         (
             "Marketplace and payment",

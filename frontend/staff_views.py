@@ -62,11 +62,42 @@ def agreement_table(agreement: dict | None) -> dict | None:
     return {"targets": targets, "rows": rows, "stimuli": agreement.get("stimuli")}
 
 
+RULE_LABELS = {
+    "admin_excluded_rater": "rater excluded by an admin",
+    "admin_excluded_session": "session excluded by an admin",
+    "golden_gate_failed": "session failed the golden gate",
+    "line_clicker": "line clicker (found by the run)",
+}
+
+
+def exclusion_table(stored: list[dict]) -> dict:
+    """The run's exclusions for the template: a count per rule (raters, sessions, ratings
+    left out), then every exclusion with its reason and who decided."""
+    from quality.stats.exclusions import RULES, Exclusion
+
+    exclusions = [Exclusion.from_dict(e) for e in stored]
+    counts = []
+    for rule in RULES:
+        mine = [e for e in exclusions if e.rule == rule]
+        counts.append(
+            {
+                "rule": rule,
+                "label": RULE_LABELS[rule],
+                "raters": len({e.rater_id for e in mine}),
+                "sessions": sum(e.session is not None for e in mine),
+                "ratings": sum(e.ratings for e in mine),
+            }
+        )
+    rows = [{**e.as_dict(), "label": RULE_LABELS.get(e.rule, e.rule)} for e in exclusions]
+    return {"counts": counts, "rows": rows}
+
+
 @login_required
 def results(request, slug: str):
     from quality.api import latest_done_run
     from quality.export import EXPORT_NAMES, RUN_EXPORTS
     from quality.plots import FIGURES, available
+    from quality.services import analysis_run_staleness
 
     if not is_researcher(request.user):
         raise PermissionDenied("only researchers and admins see results")
@@ -74,6 +105,7 @@ def results(request, slug: str):
     run = latest_done_run(study, None)
     summary = run.summary if run else {}
     exports = [n for n in EXPORT_NAMES if run is not None or n not in RUN_EXPORTS]
+    exclusions = exclusion_table(run.exclusions) if run else None
     return render(
         request,
         "frontend/staff/results.html",
@@ -85,5 +117,7 @@ def results(request, slug: str):
             "correlation": summary.get("dimension_correlation", []),
             "agreement": agreement_table(summary.get("metric_agreement")),
             "exports": exports,
+            "exclusions": exclusions,
+            "stale": analysis_run_staleness(run=run) if run else [],
         },
     )

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from annotation.models import Dimension, Stimulus, Study
 from quality.models import AnalysisRun
-from quality.selectors import RATINGS_COLUMNS, rater_statistics, ratings_rows
+from quality.selectors import RATINGS_COLUMNS, rater_statistics, ratings_rows, study_exclusions
+from quality.stats.exclusions import Exclusion, ExclusionIndex
 from quality.stats.ratings_csv import spreadsheet_safe
 
 # The interval bounds mos_raw (raw 0-100 scale), not the z-scored mos: hence "_raw".
@@ -129,17 +130,44 @@ def mos_rows(*, run: AnalysisRun) -> Iterator[list]:
         yield cells
 
 
+def run_exclusions(*, study: Study, run: AnalysisRun | None) -> list[Exclusion]:
+    """The exclusions the run applied (so that its exports reproduce it), or without a run
+    those the study's state decides now (line clickers are found by a run only)."""
+    if run is None:
+        return study_exclusions(study=study)
+    return [Exclusion.from_dict(e) for e in run.exclusions]
+
+
 def raw_ratings_lines(*, study: Study, run: AnalysisRun | None) -> Iterator[str]:
-    """The `python -m quality analyze` input format, plus why a rater was excluded."""
-    reasons = {}
-    for exclusion in run.exclusions if run else []:
-        reasons[exclusion["rater_id"]] = exclusion.get("reason", "excluded")
-    rows = ((*row, reasons.get(row[0], "")) for row in ratings_rows(study=study))
+    """The `python -m quality analyze` input format, plus the rule that left each rating
+    out of the run (quality.stats.exclusions; empty when it counts): the rows with an
+    empty `excluded` cell are exactly the ratings the run analysed."""
+    index = ExclusionIndex(run_exclusions(study=study, run=run))
+    rows = ((*row, index.rule(row[0], row[4])) for row in ratings_rows(study=study))
     return csv_lines([*RATINGS_COLUMNS, "excluded"], rows)
 
 
-def rater_statistics_lines(*, study: Study) -> Iterator[str]:
+def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator[str]:
+    """raters.csv: per rater the live guard's flag while rating (`live_guard_line_click_flag`,
+    a warning to admins that excludes nothing) beside what the run decided: `kept`,
+    `excluded` (every rating) or `sessions_excluded` (some sessions), with its rules."""
     rows = rater_statistics(study=study)
+    rules: dict[str, set[str]] = {}
+    whole: set[str] = set()
+    for exclusion in run_exclusions(study=study, run=run) if run else []:
+        rules.setdefault(exclusion.rater_id, set()).add(exclusion.rule)
+        if exclusion.session is None:
+            whole.add(exclusion.rater_id)
+    for row in rows:
+        rater = row["rater_id"]
+        row["latest_run_id"] = run.pk if run else None
+        if run is None:
+            row["latest_run_decision"] = ""
+        elif rater in whole:
+            row["latest_run_decision"] = "excluded"
+        else:
+            row["latest_run_decision"] = "sessions_excluded" if rater in rules else "kept"
+        row["latest_run_rules"] = ";".join(sorted(rules.get(rater, ())))
     header = list(rows[0]) if rows else ["rater_id"]
     return csv_lines(header, ([row[k] for k in header] for row in rows))
 
@@ -164,6 +192,8 @@ def provenance(*, study: Study, run: AnalysisRun | None) -> dict:
             "created_at": run.created_at.isoformat(),
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
             "exclusions": run.exclusions,
+            "excluded_ratings": run.summary.get("excluded_ratings"),
+            "selection": run.summary.get("selection"),
         },
     }
 
@@ -230,7 +260,9 @@ def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Expor
         return Export(lines, f"{slug}-ratings.csv", "text/csv; charset=utf-8")
     if name == "raters.csv":
         return Export(
-            rater_statistics_lines(study=study), f"{slug}-raters.csv", "text/csv; charset=utf-8"
+            rater_statistics_lines(study=study, run=run),
+            f"{slug}-raters.csv",
+            "text/csv; charset=utf-8",
         )
     text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
     return Export([text], f"{slug}-provenance.json", "application/json")

@@ -1,4 +1,5 @@
-"""Reading a study's ratings as the long table the statistics and exports share."""
+"""Reading a study's ratings as the long table the statistics and exports share, and which
+of them count (``study_exclusions``; the rules are in quality.stats.exclusions)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ import pandas as pd
 
 from annotation.models import Assignment, Participation, Rating, Stimulus, Study
 from annotation.models.session import pseudonym_for
+from quality.stats.exclusions import (
+    ADMIN_EXCLUDED_RATER,
+    ADMIN_EXCLUDED_SESSION,
+    GOLDEN_GATE_FAILED,
+    Exclusion,
+)
 
 RATINGS_COLUMNS = ["rater_id", "video_id", "dimension", "score", "session_id"]
 
@@ -82,9 +89,93 @@ def rater_statistics(*, study: Study) -> list[dict]:
                 "sessions_finished": sum(a.state == Assignment.State.FINISHED for a in mine),
                 "answers": sum(a.position for a in mine),
                 "golden_agreement_plcc_min": min(plccs) if plccs else None,
-                "line_clicker_flag": any(a.flagged_line_clicker for a in mine),
+                "live_guard_line_click_flag": any(a.flagged_line_clicker for a in mine),
+                "sessions_failed_gate": sum(a.eligible_for_next is False for a in mine),
+                "sessions_excluded_by_admin": sum(
+                    a.state == Assignment.State.EXCLUDED for a in mine
+                ),
                 "excluded_by_admin": p.is_excluded if p else False,
                 "excluded_reason": p.excluded_reason if p else "",
             }
         )
     return rows
+
+
+def _username(user) -> str | None:
+    return user.get_username() if user is not None else None
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def study_exclusions(*, study: Study) -> list[Exclusion]:
+    """The exclusions the study's state decides before any analysis: raters and sessions
+    an admin excluded (with the reason, who and when), and finished sessions whose golden
+    agreement failed the gate (``eligible_for_next`` false: PLCC at or below the threshold
+    when the session ended, or undefined) unless ``study.keep_failed_gate_sessions``.
+    Sorted by rater and session; a session of an excluded rater is not listed again."""
+    exclusions = []
+    excluded_raters = set()
+    for p in (
+        Participation.objects.filter(study=study, is_excluded=True)
+        .select_related("excluded_by")
+        .order_by("rater_id")
+    ):
+        excluded_raters.add(p.rater_id)
+        exclusions.append(
+            Exclusion(
+                rule=ADMIN_EXCLUDED_RATER,
+                rater_id=pseudonym_for(p.rater_id),
+                session=None,
+                reason=p.excluded_reason,
+                decided_by=_username(p.excluded_by),
+                decided_at=_iso(p.excluded_at),
+            )
+        )
+    sessions = (
+        Assignment.objects.filter(session__study=study)
+        .exclude(rater_id__in=excluded_raters)
+        .select_related("session", "excluded_by")
+        .order_by("rater_id", "session__index")
+    )
+    for a in sessions.filter(state=Assignment.State.EXCLUDED):
+        exclusions.append(
+            Exclusion(
+                rule=ADMIN_EXCLUDED_SESSION,
+                rater_id=pseudonym_for(a.rater_id),
+                session=a.session.index,
+                reason=a.admin_note,
+                decided_by=_username(a.excluded_by),
+                decided_at=_iso(a.excluded_at),
+            )
+        )
+    if not study.keep_failed_gate_sessions:
+        for a in sessions.filter(state=Assignment.State.FINISHED, eligible_for_next=False):
+            plcc = a.golden_agreement_plcc
+            shown = "undefined" if plcc is None else f"{plcc:.3f}"
+            exclusions.append(
+                Exclusion(
+                    rule=GOLDEN_GATE_FAILED,
+                    rater_id=pseudonym_for(a.rater_id),
+                    session=a.session.index,
+                    reason=f"golden PLCC {shown}, not above {study.golden_gate_plcc:g}",
+                    figures={"golden_agreement_plcc": plcc, "threshold": study.golden_gate_plcc},
+                    decided_at=_iso(a.finished_at),
+                )
+            )
+    return sorted(exclusions, key=lambda e: (e.rater_id, e.session or 0, e.rule))
+
+
+def exclusions_fingerprint(*, study: Study, exclusions: list[Exclusion]) -> str:
+    """What the counted ratings depend on besides the ratings themselves: the admins'
+    exclusions and the gate setting. A run whose fingerprint differs is out of date."""
+    import hashlib
+
+    keys = sorted(
+        f"{e.rule}:{e.rater_id}:{e.session}"
+        for e in exclusions
+        if e.rule in (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION)
+    )
+    text = f"keep_failed_gate_sessions={study.keep_failed_gate_sessions};" + ";".join(keys)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -5,17 +5,26 @@ from __future__ import annotations
 import logging
 import math
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Study
+from annotation.models import Rating, Study
 from config.task_dispatch import send_on_commit
 from quality import export
 from quality.models import AnalysisRun, ExportJob
-from quality.selectors import ratings_frame
+from quality.selectors import exclusions_fingerprint, ratings_frame, study_exclusions
+from quality.stats.exclusions import (
+    LINE_CLICKER,
+    RULES,
+    Exclusion,
+    ExclusionIndex,
+    count_ratings,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +75,21 @@ def analysis_run_execute(*, run_id: int) -> None:
         run.status = AnalysisRun.Status.RUNNING
         run.started_at = timezone.now()
         run.save(update_fields=["status", "started_at"])
+    study = run.study
     try:
-        ratings = ratings_frame(study=run.study)
+        exclusions = study_exclusions(study=study)
+        ratings = ratings_frame(study=study)
         AnalysisRun.objects.filter(pk=run.pk).update(progress=0.2, ratings_count=len(ratings))
         if ratings.empty:
             raise ValueError("the study has no ratings yet")
-        result = run_analysis(ratings=ratings, settings=AnalysisSettings(**run.settings_snapshot))
+        rules = ExclusionIndex(exclusions).rules(ratings["rater_id"], ratings["session_id"])
+        counted = ratings[rules == ""]
+        if counted.empty:
+            raise ValueError(
+                f"every one of the study's {len(ratings)} ratings is excluded "
+                f"({', '.join(sorted({e.rule for e in exclusions}))})"
+            )
+        result = run_analysis(ratings=counted, settings=AnalysisSettings(**run.settings_snapshot))
     except Exception as exc:  # a failed analysis is recorded, never retried blindly
         logger.exception("analysis run %s failed", run.pk)
         AnalysisRun.objects.filter(pk=run.pk).update(
@@ -79,32 +97,83 @@ def analysis_run_execute(*, run_id: int) -> None:
         )
         return
     summary = result.summary_dict()
-    summary["metric_agreement"] = metric_agreement_for(
-        run.study, result.mos, summary["all_combined"]
-    )
+    exclusions = _with_line_clickers(exclusions, result.exclusions, ratings, rules)
+    summary["exclusions"] = [e.as_dict() for e in exclusions]
+    summary["excluded_ratings"] = {
+        rule: sum(e.ratings for e in exclusions if e.rule == rule) for rule in RULES
+    }
+    summary["selection"] = {
+        "keep_failed_gate_sessions": study.keep_failed_gate_sessions,
+        "golden_gate_plcc": study.golden_gate_plcc,
+        "exclusions_fingerprint": exclusions_fingerprint(study=study, exclusions=exclusions),
+    }
+    summary["metric_agreement"] = metric_agreement_for(study, result.mos, summary["all_combined"])
     summary = _clean(summary)
     AnalysisRun.objects.filter(pk=run.pk).update(
         status=AnalysisRun.Status.DONE,
         progress=1.0,
         code_version=ANALYSIS_VERSION,
         summary=summary,
-        exclusions=summary.get("exclusions", []),
+        exclusions=summary["exclusions"],
         mos=_clean(result.mos.to_dict(orient="records")),
         finished_at=timezone.now(),
     )
 
 
+def _with_line_clickers(exclusions: list, line_clickers: list, ratings, rules) -> list:
+    """The run's whole list of exclusions: those decided before it, then the line clickers
+    it found, each with the number of ratings it took out."""
+    clickers = [
+        Exclusion(
+            rule=LINE_CLICKER,
+            rater_id=str(e.rater_id),
+            session=None,
+            reason=f"line clicker: {e.share:.0%} of {e.n_ratings} ratings at {e.top_score:g}",
+            figures={"top_score": e.top_score, "share": e.share, "n_ratings": e.n_ratings},
+        )
+        for e in line_clickers
+    ]
+    found = {e.rater_id for e in clickers}
+    rater_ids = ratings["rater_id"].astype(str).to_numpy()
+    rules = rules.copy()
+    rules[(rules == "") & np.isin(rater_ids, list(found))] = LINE_CLICKER
+    return count_ratings([*exclusions, *clickers], rater_ids, ratings["session_id"], rules)
+
+
+def analysis_run_staleness(*, run: AnalysisRun) -> list[str]:
+    """Why a finished run no longer shows what the study's ratings say now (empty when
+    it does): ratings arrived after it, or the exclusions it applied changed since."""
+    study = run.study
+    reasons = []
+    stored = (run.summary.get("selection") or {}).get("exclusions_fingerprint")
+    now = exclusions_fingerprint(study=study, exclusions=study_exclusions(study=study))
+    if stored != now:
+        reasons.append(
+            "exclusions changed since this run (a rater or session was excluded or reopened, "
+            "or the golden-gate setting changed)"
+        )
+    since = run.started_at or run.created_at
+    if Rating.objects.filter(dimension__study=study, received_at__gt=since).exists():
+        reasons.append("ratings arrived since this run")
+    return reasons
+
+
 def analyse_running_studies() -> list[int]:
-    """The periodic job: a fresh run for every running study that got new ratings."""
+    """The periodic job: a fresh run for every running study whose latest run is out of
+    date (new ratings, or exclusions changed since) and that has none waiting already."""
     queued = []
     for study in Study.objects.filter(state=Study.State.RUNNING):
-        last = study.analysis_runs.filter(status=AnalysisRun.Status.DONE).first()
-        newest = (
-            study.dimensions.values_list("ratings__received_at", flat=True)
-            .order_by("-ratings__received_at")
-            .first()
+        if not Rating.objects.filter(dimension__study=study).exists():
+            continue
+        # One asked for in the last hour is still to come (a lost one does not block).
+        waiting = study.analysis_runs.filter(
+            status__in=(AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING),
+            created_at__gte=timezone.now() - timedelta(hours=1),
         )
-        if newest is None or (last is not None and last.created_at >= newest):
+        if waiting.exists():
+            continue
+        last = study.analysis_runs.filter(status=AnalysisRun.Status.DONE).first()
+        if last is not None and not analysis_run_staleness(run=last):
             continue
         queued.append(analysis_run_request(study=study).pk)
     return queued

@@ -38,6 +38,7 @@ MATRIX = [
     ("post", "api/studies/<slug:slug>/sessions/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/pause/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/reopen/", {**ADMIN, "admin": 200}),
+    ("post", "api/assignments/<int:pk>/exclude/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/exclude-rater/", {**ADMIN, "admin": 200}),
     ("post", "api/payments/<int:pk>/decision/", {**ADMIN, "admin": 200}),
     ("get", "api/studies/<slug:slug>/analysis-runs/", RESEARCH),

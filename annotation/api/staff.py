@@ -70,16 +70,18 @@ class ReasonSerializer(serializers.Serializer):
 
 class AssignmentActionView(APIView):
     permission_classes = [IsStudyAdmin]
-    action = ""  # "pause" or "reopen"
+    action = ""  # "pause", "reopen" or "exclude"
 
     @extend_schema(request=ReasonSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request, pk: int):
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         assignment = get_object_or_404(Assignment, pk=pk)
-        act = {"pause": admin_actions.assignment_pause, "reopen": admin_actions.assignment_reopen}[
-            self.action
-        ]
+        act = {
+            "pause": admin_actions.assignment_pause,
+            "reopen": admin_actions.assignment_reopen,
+            "exclude": admin_actions.assignment_exclude,
+        }[self.action]
         assignment = act(
             assignment=assignment, reason=data.validated_data["reason"], by=request.user
         )

@@ -34,6 +34,11 @@ urlpatterns = [
         name="assignment-reopen",
     ),
     path(
+        "assignments/<int:pk>/exclude/",
+        staff.AssignmentActionView.as_view(action="exclude"),
+        name="assignment-exclude",
+    ),
+    path(
         "assignments/<int:pk>/exclude-rater/",
         staff.ExcludeRaterView.as_view(),
         name="assignment-exclude-rater",

@@ -96,6 +96,10 @@ class Participation(models.Model):
     completion_code = models.CharField(max_length=16, default=new_completion_code)
     is_excluded = models.BooleanField(default=False)
     excluded_reason = models.TextField(blank=True)
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    excluded_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -137,6 +141,11 @@ class Assignment(models.Model):
     flag_reason = models.TextField(blank=True)
     stalls_total = models.PositiveIntegerField(default=0)
     admin_note = models.TextField(blank=True)
+    # Who excluded this session and when (state EXCLUDED); the reason is the admin_note.
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    excluded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["session", "started_at"]

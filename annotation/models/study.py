@@ -56,6 +56,11 @@ class Study(models.Model):
 
     # Golden gate and quality control.
     golden_gate_plcc = models.FloatField(default=0.7)
+    keep_failed_gate_sessions = models.BooleanField(
+        default=False,
+        help_text="Count the ratings of sessions that failed the golden gate in the analysis "
+        "(GAIA kept only raters who agreed with the experts: off).",
+    )
     line_click_share = models.FloatField(default=0.40)
 
     # Scale.

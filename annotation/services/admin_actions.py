@@ -1,5 +1,9 @@
 """What an admin does to a running study: pause, exclude, reopen, approve payments.
 
+An exclusion (of a rater, or of one of their sessions) takes the rater's ratings out of
+every number the study publishes (quality.selectors.study_exclusions) and records who
+decided it, when and why; reopening puts them back.
+
 Lock order: a rater's participation in a study, then their assignments in it (as
 participation_exclude and assignment_start_next take them). A service that locks both
 takes them in this order, so that two of them on one rater (an exclusion and a reopen
@@ -26,6 +30,16 @@ def _reason(reason: str) -> str:
     return reason[:2000]
 
 
+def _locked_participation(assignment: Assignment) -> Participation | None:
+    """The assignment's participation, locked (the lock order above): found by the
+    assignment's rater and session, which never change, so they need no lock to be read."""
+    return (
+        Participation.objects.select_for_update(of=("self",))
+        .filter(rater_id=assignment.rater_id, study__sessions=assignment.session_id)
+        .first()
+    )
+
+
 @transaction.atomic
 def assignment_pause(*, assignment: Assignment, reason: str, by) -> Assignment:
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
@@ -46,13 +60,7 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
     study: an exclusion is what stops them, so the session could not continue otherwise.
     Their other excluded assignments stay excluded until reopened one by one.
     """
-    # The participation first (see the lock order above): found by the assignment's
-    # rater and session, which never change, so they need no lock to be read.
-    participation = (
-        Participation.objects.select_for_update(of=("self",))
-        .filter(rater_id=assignment.rater_id, study__sessions=assignment.session_id)
-        .first()
-    )
+    participation = _locked_participation(assignment)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state not in (Assignment.State.PAUSED, Assignment.State.EXCLUDED):
         raise Conflict(
@@ -72,11 +80,37 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
         )
         participation.is_excluded = False
         participation.excluded_reason = ""
-        participation.save(update_fields=["is_excluded", "excluded_reason"])
-    assignment.state = Assignment.State.ACTIVE
+        participation.excluded_by = None
+        participation.excluded_at = None
+        participation.save(
+            update_fields=["is_excluded", "excluded_reason", "excluded_by", "excluded_at"]
+        )
+    # A session excluded after it was finished is finished again: its ratings count.
+    finished = assignment.finished_at is not None and assignment.position >= len(assignment.order)
+    assignment.state = Assignment.State.FINISHED if finished else Assignment.State.ACTIVE
     assignment.admin_note = reason
-    assignment.save(update_fields=["state", "admin_note"])
+    assignment.excluded_by = None
+    assignment.excluded_at = None
+    assignment.save(update_fields=["state", "admin_note", "excluded_by", "excluded_at"])
     logger.info("admin %s reopened assignment %s: %s", by.pk, assignment.pk, reason)
+    return assignment
+
+
+@transaction.atomic
+def assignment_exclude(*, assignment: Assignment, reason: str, by) -> Assignment:
+    """Exclude one session of a rater: it stops if it was going on, and its ratings leave
+    every analysis (quality.selectors), with this reason on record. The rater's other
+    sessions are untouched; assignment_reopen undoes it."""
+    _locked_participation(assignment)  # first, though unchanged: the lock order above
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.state == Assignment.State.EXCLUDED:
+        raise Conflict("this session is already excluded")
+    assignment.state = Assignment.State.EXCLUDED
+    assignment.admin_note = _reason(reason)
+    assignment.excluded_by = by
+    assignment.excluded_at = timezone.now()
+    assignment.save(update_fields=["state", "admin_note", "excluded_by", "excluded_at"])
+    logger.info("admin %s excluded assignment %s: %s", by.pk, assignment.pk, reason)
     return assignment
 
 
@@ -85,14 +119,24 @@ def participation_exclude(*, participation: Participation, reason: str, by) -> P
     """Exclude a rater from a study: no further ratings; their open assignments stop."""
     # The participation, then (by the update) the assignments: the lock order above.
     participation = Participation.objects.select_for_update().get(pk=participation.pk)
+    now = timezone.now()
     participation.is_excluded = True
     participation.excluded_reason = _reason(reason)
-    participation.save(update_fields=["is_excluded", "excluded_reason"])
+    participation.excluded_by = by
+    participation.excluded_at = now
+    participation.save(
+        update_fields=["is_excluded", "excluded_reason", "excluded_by", "excluded_at"]
+    )
     Assignment.objects.filter(
         rater_id=participation.rater_id,
         session__study_id=participation.study_id,
         state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
-    ).update(state=Assignment.State.EXCLUDED, admin_note=participation.excluded_reason)
+    ).update(
+        state=Assignment.State.EXCLUDED,
+        admin_note=participation.excluded_reason,
+        excluded_by=by,
+        excluded_at=now,
+    )
     logger.info("admin %s excluded %s: %s", by.pk, participation, reason)
     return participation
 

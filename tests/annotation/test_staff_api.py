@@ -94,6 +94,31 @@ def test_exclude_a_rater():
     assert rater.get(tiny.base + "state/").json()["step"] == "not_eligible"
 
 
+def test_exclude_one_session_stops_it_and_records_who_and_why():
+    # given: a rater rating
+    tiny = tiny_study(rest_every=0)
+    rater, assignment = started(tiny)
+    admin = client_for("admin")
+    # when
+    response = admin.post(f"/api/assignments/{assignment.pk}/exclude/", {"reason": "asleep"})
+    # then: the session stops, the rater is not excluded from the study
+    assert response.json() == {"id": assignment.pk, "state": "excluded"}
+    excluded = Assignment.objects.get()
+    assert (excluded.state, excluded.admin_note, excluded.excluded_by_id) == (
+        "excluded",
+        "asleep",
+        admin.handler._force_user.pk,
+    )
+    assert Participation.objects.get().is_excluded is False
+    item = str(Stimulus.objects.get(pk=assignment.order[assignment.position]).public_id)
+    refused = rater.post(tiny.base + "answers/", answer(item), format="json")
+    assert refused.status_code == 403
+    # and a second exclusion is a conflict, nothing changed
+    again = admin.post(f"/api/assignments/{assignment.pk}/exclude/", {"reason": "twice"})
+    assert again.status_code == 409
+    assert Assignment.objects.get().admin_note == "asleep"
+
+
 def test_reopening_an_excluded_assignment_lifts_the_exclusion(caplog):
     # given: a rater excluded in the middle of their session
     tiny = tiny_study(rest_every=0)

@@ -23,6 +23,8 @@ function stateText(row) {
 function flagsText(row) {
   const flags = [];
   if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
+  else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
+  if (row.eligible_for_next === false) flags.push("failed the golden gate");
   if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
   return flags.join("; ");
 }
@@ -45,6 +47,7 @@ function actionButtons(row, options, refresh) {
   if (row.state === "active" || row.state === "on_break") actions.push(["pause", "Pause"]);
   if (row.state === "paused" || row.state === "excluded") actions.push(["reopen", "Reopen"]);
   if (row.state !== "excluded" && !row.rater_excluded) {
+    actions.push(["exclude", "Exclude session"]);
     actions.push(["exclude-rater", "Exclude rater"]);
   }
   for (const [path, label] of actions) {
