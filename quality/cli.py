@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from quality.commands import analyze
+from quality.commands import analyze, compare
 from quality.commands.io import EXIT_BAD_INPUT
 
-COMMANDS = (analyze,)
+COMMANDS = (analyze, compare)
 
 
 def _parser() -> argparse.ArgumentParser:
