@@ -6,7 +6,6 @@ import pytest
 
 from quality.stats.preference import (
     JudgmentsError,
-    check_judgments,
     encode_judgments,
     read_judgments_csv,
 )
@@ -80,7 +79,7 @@ def test_a_dataframe_with_a_bad_row_is_refused_naming_the_row_label():
         index=[10, 11],
     )
     with pytest.raises(JudgmentsError, match="row 11: content_id is empty"):
-        check_judgments(judgments=frame)
+        encode_judgments(judgments=frame)
 
 
 def test_encoding_maps_sides_to_the_sorted_pair():

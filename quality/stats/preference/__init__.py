@@ -19,7 +19,6 @@ from quality.stats.preference.counts import PAIR_COLUMNS, wilson_interval
 from quality.stats.preference.judgments import (
     JUDGMENT_COLUMNS,
     JudgmentsError,
-    check_judgments,
     encode_judgments,
     read_judgments_csv,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "PreferenceSettings",
     "ScaleUndefinedError",
     "analyse",
-    "check_judgments",
     "encode_judgments",
     "nominal_alpha",
     "read_judgments_csv",

@@ -169,7 +169,8 @@ def analyse(judgments: pd.DataFrame, *, settings: PreferenceSettings) -> Prefere
     timings["encode"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    figures = rater_figures(table=table, tensors=pair_tensors(table=table))
+    all_tensors = pair_tensors(table=table)
+    figures = rater_figures(table=table, tensors=all_tensors)
     exclusions = (
         screen_raters(
             figures=figures,
@@ -187,7 +188,7 @@ def analyse(judgments: pd.DataFrame, *, settings: PreferenceSettings) -> Prefere
         raise JudgmentsError(
             f"screening excluded every rater ({len(excluded_ids)}); nothing left to analyse"
         )
-    tensors = pair_tensors(table=kept)
+    tensors = pair_tensors(table=kept) if excluded_ids else all_tensors
     pairs = pair_table(tensors=tensors, table=kept, confidence=settings.confidence)
     alpha = preference_alpha(table=kept)
     timings["raters_pairs_alpha"] = time.perf_counter() - clock

@@ -53,6 +53,8 @@ def _quantiles(values, *, confidence, method):
     if kept.shape[0] == 0:
         empty = np.full(values.shape[1], np.nan)
         return empty, empty.copy()
-    tail = (1.0 - confidence) / 2
+    # Rounded so that 0.95 gives exactly 0.025 (not 0.025000000000000022): with
+    # inverted-CDF percentiles and B * tail whole, the last bit picks the order statistic.
+    tail = round((1.0 - confidence) / 2, 12)
     low, high = np.quantile(kept, [tail, 1.0 - tail], axis=0, method=method)
     return low, high

@@ -89,7 +89,10 @@ def scale_exists(*, tie_model: bool, counts: np.ndarray, pair_a, pair_b, n_condi
     if tie_model:
         exists &= (wins_a + wins_b).sum(axis=1) > 0
         has_ties = ties.sum(axis=1) > 0
-        check = np.flatnonzero(exists & has_ties)
+        # A pair with decisive results both ways is a negative 2-cycle (-1, -1): the
+        # constraints are infeasible at once, no Bellman-Ford needed (the usual case).
+        pinned = ((wins_a > 0) & (wins_b > 0)).any(axis=1)
+        check = np.flatnonzero(exists & has_ties & ~pinned)
         if check.size:
             exists[check] = ~ties_can_run_off(
                 wins_a=wins_a[check],

@@ -14,9 +14,12 @@ Each step solves (M + 1 1^T) delta = g for every replicate, M the negative Hessi
 1 1^T block on the scores making the system regular with prior = 0 (the likelihood is
 flat along 1, and g and delta stay orthogonal to it); a step is halved until it gains at
 least 1e-4 of the predicted increase (Armijo), which with the concave likelihoods makes
-the iteration converge from any start. A replicate stops when its full Newton step is
-below ``STEP_TOLERANCE`` (1e-9, in the model's units, tie parameter included) in every
-parameter; Newton converging quadratically, its error after that step is far smaller.
+the iteration converge from any start. A step below 1e-4 in every parameter is taken
+whole: there the quadratic model is exact to far below the step, the gain is certain,
+and comparing objectives of some 1e5 would only compare their rounding. A replicate
+stops when its full Newton step is below ``STEP_TOLERANCE`` (1e-8, in the model's units,
+tie parameter included) in every parameter; Newton converging quadratically, its error
+after that step is of the order of the step squared.
 
 With prior = 0 a count set without a finite maximum-likelihood scale (the exact rule is
 in ``quality.stats.preference.existence``) gets NaN scores. For the tie models an
@@ -32,13 +35,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from quality.stats.preference.existence import scale_exists
-from quality.stats.preference.models import PairModel, PairTerms
+from quality.stats.preference.models import PairModel, PairTerms, Work
 
-STEP_TOLERANCE = 1e-9
+STEP_TOLERANCE = 1e-8
 MAX_ITERATIONS = 200
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 60
-_TINY_STEP = 1e-7  # below this the gain is lost in rounding: accept without line search
+_TINY_STEP = 1e-4  # steps below this are taken whole (module docstring)
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,13 +81,26 @@ class _Problem:
         self.counts = model.prepare(*self.raw)
         self.pair_a, self.pair_b, self.n = pair_a, pair_b, n_conditions
         self.incidence = incidence(pair_a=pair_a, pair_b=pair_b, n_conditions=n_conditions)
+        self.incidence_t = np.ascontiguousarray(self.incidence.T)
         self.degree = np.abs(self.incidence)
         self.has_tie = model.tie_parameter is not None
+        shape = (counts.shape[0], pair_a.size)
+        # Arrays reused by every step (models.Work): 3 + d scratch, 2 slots of 2 outputs.
+        self._scratch = [np.empty(shape) for _ in range(4)]
+        self._slots = [[np.empty(shape) for _ in range(2)] for _ in range(2)]
 
-    def terms(self, counts, scores, tie, *, derivatives: bool):
-        """The model's terms and the penalised objective at (scores, tie), per row."""
-        d = scores[:, self.pair_a] - scores[:, self.pair_b]
-        terms = self.model.terms(d, tie[:, None], counts, derivatives=derivatives)
+    def terms(self, counts, scores, tie, *, derivatives: bool, slot: int | None = None):
+        """The model's terms and the penalised objective at (scores, tie), per row; with a
+        ``slot`` (0 or 1) the derivatives live in that slot's reused arrays, valid until
+        the slot is used again."""
+        shape = (scores.shape[0], self.pair_a.size)
+        work = None
+        if slot is not None:
+            work = Work(self._scratch, self._slots[slot], shape)
+        d = np.matmul(
+            scores, self.incidence_t, out=None if work is None else self._scratch[3][: shape[0]]
+        )
+        terms = self.model.terms(d, tie[:, None], counts, derivatives=derivatives, work=work)
         penalised = terms.loglik - self.prior / 2 * np.einsum("bc,bc->b", scores, scores)
         return terms, penalised
 
@@ -95,10 +111,12 @@ class _Problem:
         gradient = np.empty((rows, size))
         gradient[:, :n] = terms.d @ self.incidence - self.prior * scores
         # M = -Hessian, plus 1 1^T on the scores; d2L/ds_a ds_b = -dd, so M_ab = dd.
-        system = np.ones((rows, size, size))
-        system[:, self.pair_a, self.pair_b] += terms.dd
-        system[:, self.pair_b, self.pair_a] += terms.dd
-        system[:, np.arange(n), np.arange(n)] += self.prior - terms.dd @ self.degree
+        system = np.ones((rows, size * size))
+        off_diagonal = terms.dd + 1.0
+        system[:, self.pair_a * size + self.pair_b] = off_diagonal
+        system[:, self.pair_b * size + self.pair_a] = off_diagonal
+        system[:, np.arange(n) * (size + 1)] = 1.0 + self.prior - terms.dd @ self.degree
+        system = system.reshape(rows, size, size)
         if self.has_tie:
             cross = -(terms.d_tie @ self.incidence)
             cross[~free_tie] = 0.0
@@ -211,7 +229,8 @@ def _newton(problem, scores, tie, free_tie, converged, active) -> int:
     iterations = 0
     s, t, free = scores[active], tie[active], free_tie[active]
     counts = [c[active] for c in problem.counts]
-    terms, value = problem.terms(counts, s, t, derivatives=True)
+    slot = 0  # the current point's derivatives live in this slot, a trial's in the other
+    terms, value = problem.terms(counts, s, t, derivatives=True, slot=slot)
     while active.size and iterations < MAX_ITERATIONS:
         iterations += 1
         delta_s, delta_t, slope = problem.newton_step(terms, s, free)
@@ -232,12 +251,13 @@ def _newton(problem, scores, tie, free_tie, converged, active) -> int:
                 largest[go_on],
             )
             counts = [c[go_on] for c in counts]
-            value = value[go_on]
+            terms, value = _rows(terms, go_on), value[go_on]
             if not active.size:
                 break
         step = np.ones(active.size)
         new_s, new_t = s + delta_s, t + delta_t
-        new_terms, new_value = problem.terms(counts, new_s, new_t, derivatives=True)
+        slot = 1 - slot
+        new_terms, new_value = problem.terms(counts, new_s, new_t, derivatives=True, slot=slot)
         pending = np.flatnonzero(~_accepted(new_value, value, slope, step, largest))
         for _ in range(_MAX_HALVINGS):
             if not pending.size:

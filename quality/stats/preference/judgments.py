@@ -77,42 +77,61 @@ class JudgmentTable:
         )
 
 
-def _as_text(column: pd.Series) -> np.ndarray:
-    """The column as an object array of str, with missing values as ''."""
-    values = column.to_numpy(dtype=object, na_value="")
-    if isinstance(column.dtype, pd.StringDtype):
-        return values
-    return np.array([v if isinstance(v, str) else str(v) for v in values], dtype=object)
+def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, labels) of the column read as text, labels sorted, a missing value as ''.
+
+    Factorised first and turned to text on the distinct values only (a frame from the
+    database may hold numbers; 1 and "1" are then the same id).
+    """
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    text = [v if isinstance(v, str) else str(v) for v in np.asarray(uniques, dtype=object)]
+    if (codes < 0).any():
+        text.append("")  # code -1 (missing) indexes this last entry
+    text_codes, labels = pd.factorize(np.array(text, dtype=object), sort=True)
+    return text_codes[codes].astype(np.int64), np.asarray(labels, dtype=object)
 
 
-def check_judgments(
+def encode_judgments(
     *, judgments: pd.DataFrame, line_numbers: np.ndarray | None = None
-) -> pd.DataFrame:
-    """The six judgment columns as text, or JudgmentsError naming the first bad row.
+) -> JudgmentTable:
+    """Check and encode the judgments; labels are sorted text.
 
-    Bad: a missing column, an empty id, the same condition on both sides, a choice other
-    than left / right / equal. With ``line_numbers`` (the file line of each row, as
-    ``read_judgments_csv`` passes) the message names the line, else the row label.
+    Raises JudgmentsError for a missing column, an empty id, the same condition on both
+    sides, a choice other than left / right / equal, naming the first bad row: its line
+    with ``line_numbers`` (the file line of each row, as ``read_judgments_csv`` passes),
+    else its row label.
     """
     missing = [c for c in JUDGMENT_COLUMNS if c not in judgments.columns]
     if missing:
         raise JudgmentsError(f"missing column(s): {', '.join(missing)}")
     if len(judgments) == 0:
         raise JudgmentsError("no judgments")
-    text = {c: _as_text(judgments[c]) for c in JUDGMENT_COLUMNS}
-    problems: list[tuple[np.ndarray, object]] = []
-    for column in ID_COLUMNS:
-        problems.append((text[column] == "", lambda i, c=column: f"{c} is empty"))
-    problems.append(
-        (
-            text["left"] == text["right"],
-            lambda i: f"left and right are the same condition {text['left'][i]!r}",
-        )
+    size = len(judgments)
+    coded = {c: _text_codes(judgments[c]) for c in ("rater_id", "question", "content_id", "choice")}
+    side_codes, conditions = _text_codes(
+        pd.concat([judgments["left"], judgments["right"]], ignore_index=True)
     )
+    left, right = side_codes[:size], side_codes[size:]
+    coded["left"], coded["right"] = (left, conditions), (right, conditions)
+
+    def text(column: str, row: int) -> str:
+        codes, labels = coded[column]
+        return labels[codes[row]]
+
+    problems = []
+    for column in ID_COLUMNS:
+        codes, labels = coded[column]
+        if labels.size and labels[0] == "":  # sorted: '' comes first
+            problems.append((codes == 0, lambda i, c=column: f"{c} is empty"))
+    problems.append(
+        (left == right, lambda i: f"left and right are the same condition {text('left', i)!r}")
+    )
+    choice_codes, choice_labels = coded["choice"]
+    valid = np.isin(choice_labels, CHOICES)
     problems.append(
         (
-            ~np.isin(text["choice"], CHOICES),
-            lambda i: f"choice {text['choice'][i]!r} is not one of {', '.join(CHOICES)}",
+            ~valid[choice_codes],
+            lambda i: f"choice {text('choice', i)!r} is not one of {', '.join(CHOICES)}",
         )
     )
     first_bad = [int(np.argmax(bad)) for bad, _ in problems if bad.any()]
@@ -126,54 +145,41 @@ def check_judgments(
                     else f"row {judgments.index[row]}"
                 )
                 raise JudgmentsError(f"{where}: {describe(row)}")
-    return pd.DataFrame(text, index=judgments.index)
-
-
-def encode_judgments(*, judgments: pd.DataFrame) -> JudgmentTable:
-    """Check ``judgments`` (``check_judgments``) and encode them; labels are sorted."""
-    frame = check_judgments(judgments=judgments)
-    rater, raters = pd.factorize(frame["rater_id"], sort=True)
-    question, questions = pd.factorize(frame["question"], sort=True)
-    content, contents = pd.factorize(frame["content_id"], sort=True)
-    sides = np.concatenate([frame["left"].to_numpy(), frame["right"].to_numpy()])
-    side_code, conditions = pd.factorize(sides, sort=True)
-    left, right = np.split(side_code.astype(np.int64), 2)
-    choice = frame["choice"].to_numpy()
-    chose_left = choice == "left"
-    chose_right = choice == "right"
+    code_of = {label: i for i, label in enumerate(choice_labels.tolist())}
+    chose_left = choice_codes == code_of.get("left", -1)
+    chose_right = choice_codes == code_of.get("right", -1)
     left_is_a = left < right
     a_preferred = (chose_left & left_is_a) | (chose_right & ~left_is_a)
     outcome = np.where(
         a_preferred, A_PREFERRED, np.where(chose_left | chose_right, B_PREFERRED, EQUAL)
     ).astype(np.int8)
     return JudgmentTable(
-        rater=rater.astype(np.int64),
-        question=question.astype(np.int64),
-        content=content.astype(np.int64),
+        rater=coded["rater_id"][0],
+        question=coded["question"][0],
+        content=coded["content_id"][0],
         condition_a=np.minimum(left, right),
         condition_b=np.maximum(left, right),
         outcome=outcome,
         chose_left=chose_left,
-        raters=np.asarray(raters, dtype=object),
-        questions=np.asarray(questions, dtype=object),
-        contents=np.asarray(contents, dtype=object),
-        conditions=np.asarray(conditions, dtype=object),
+        raters=coded["rater_id"][1],
+        questions=coded["question"][1],
+        contents=coded["content_id"][1],
+        conditions=conditions,
     )
 
 
-def _unquote(values: np.ndarray) -> np.ndarray:
+def _unquote(column: pd.Series) -> pd.Series:
     """Undo the single quote MOSaic's CSV exports put before a formula-like text cell."""
-    distinct = pd.unique(values)
     quoted = {
-        v: v[1:] for v in distinct if v.startswith("'") and v[1:].startswith(FORMULA_TRIGGERS)
+        v: v[1:]
+        for v in column.unique()
+        if v.startswith("'") and v[1:].startswith(FORMULA_TRIGGERS)
     }
-    if not quoted:
-        return values
-    return pd.Series(values).replace(quoted).to_numpy(dtype=object)
+    return column.replace(quoted) if quoted else column
 
 
 def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
-    """The judgments CSV as a checked DataFrame of text columns (``check_judgments``).
+    """The judgments CSV as a checked DataFrame of text columns (``encode_judgments``).
 
     Ids stay text (``007`` stays ``007``); a single quote that the exports put before an
     id a spreadsheet would run is removed again; blank lines are skipped. Errors name
@@ -205,10 +211,10 @@ def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
     frame = frame[~blank].reset_index(drop=True)
     if len(frame) == 0:
         raise JudgmentsError(f"{path}: no judgments (only a header)")
+    for column in ID_COLUMNS:
+        frame[column] = _unquote(frame[column])
     try:
-        frame = check_judgments(judgments=frame, line_numbers=line_numbers)
+        encode_judgments(judgments=frame, line_numbers=line_numbers)
     except JudgmentsError as exc:
         raise JudgmentsError(f"{path}: {exc}") from None
-    for column in ID_COLUMNS:
-        frame[column] = _unquote(frame[column].to_numpy())
     return frame

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from quality.stats.preference.judgments import A_PREFERRED, B_PREFERRED, JudgmentTable
 
@@ -31,8 +32,8 @@ def nominal_alpha(*, units: np.ndarray, values: np.ndarray) -> float:
     values = np.asarray(values, dtype=np.int64)
     if units.size == 0:
         return math.nan
-    _, unit = np.unique(units, return_inverse=True)
-    _, value = np.unique(values, return_inverse=True)
+    unit, _ = pd.factorize(units)
+    value, _ = pd.factorize(values)
     n_values = int(value.max()) + 1
     m = np.bincount(unit)
     pairable = m[unit] >= 2
