@@ -215,3 +215,19 @@ def test_a_wyd_sized_study_recovers_the_true_order_of_well_separated_models():
         assert scale["condition"].tolist() == [f"m{i:02d}" for i in range(6, -1, -1)], model
         assert (scale["ci95_low"] <= scale["score"]).all()
         assert (scale["score"] <= scale["ci95_high"]).all()
+
+
+def test_chunked_replicates_give_the_same_scale(monkeypatch):
+    # given: the same analysis in one batch and in chunks of 7 replicates
+    frame = two_question_study(seed=8)
+    settings = PreferenceSettings(model="thurstone", bootstrap=30, seed=6, screen=False)
+    whole = analyse(frame, settings=settings)
+    monkeypatch.setattr("quality.stats.preference.analysis.REPLICATE_CELLS", 7 * 10)
+    # when
+    chunked = analyse(frame, settings=settings)
+    # then
+    pd.testing.assert_frame_equal(whole.scale, chunked.scale, check_exact=False, atol=1e-9)
+    for question in whole.questions:
+        np.testing.assert_allclose(
+            whole.bootstrap_scores[question], chunked.bootstrap_scores[question], atol=1e-9
+        )

@@ -309,3 +309,31 @@ def test_the_batched_fit_gives_each_count_set_its_own_fit():
                 together.scores[i], single.scores[0], atol=1e-9, err_msg=name
             )
         assert together.converged.all()
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_batch_of_hard_count_sets_converges_each_to_its_own_optimum(name):
+    # given: 40 count sets on 6 conditions, sparse and lopsided (many zero cells, some
+    # pairs unobserved), fitted together with the default prior from a poor start
+    rng = np.random.default_rng(11)
+    pair_a, pair_b = np.triu_indices(6, 1)
+    counts = rng.poisson(rng.choice([0.3, 3.0, 30.0], size=(40, 3 * pair_a.size)))
+    counts[:, -pair_a.size :] //= 3  # fewer ties than decisive judgments
+    counts = counts.astype(float)
+    model = MODELS[name]
+    structure = {"model": model, "pair_a": pair_a, "pair_b": pair_b, "n_conditions": 6}
+    # when
+    together = fit_batch(counts=counts, prior=0.01, start_scores=np.arange(6.0), **structure)
+    # then: each equals its own fit, and the penalised gradient vanishes there
+    assert together.converged.all()
+    for i in range(40):
+        alone = fit_batch(counts=counts[i][None], prior=0.01, **structure)
+        np.testing.assert_allclose(together.scores[i], alone.scores[0], atol=1e-7)
+    from quality.stats.preference.fit import _Problem
+
+    problem = _Problem(model, counts, pair_a, pair_b, 6, 0.01)
+    terms, _ = problem.terms(
+        problem.counts, together.scores, np.nan_to_num(together.tie_internal), derivatives=True
+    )
+    gradient = terms.d @ problem.incidence - 0.01 * together.scores
+    assert np.abs(gradient).max() < 1e-6

@@ -41,6 +41,7 @@ from quality.stats.preference.reliability import preference_alpha
 
 # Bump when a change to this package changes any number or name a stored run holds.
 PREFERENCE_VERSION = "quality.stats.preference/1"
+REPLICATE_CELLS = 2_000_000  # replicates x pairs per batched fit (analyse's chunks)
 SCALE_COLUMNS = (
     "question",
     "condition",
@@ -255,13 +256,44 @@ def _fit_question(
         raise ScaleUndefinedError(_undefined_message(counts, table, model, question))
     if not point.converged[0]:  # pragma: no cover (the iteration converges on a concave L)
         raise RuntimeError(f"question {question!r}: the {model.name} fit did not converge")
-    replicates = fit_batch(
-        counts=replicate_counts(weights=weights, per_rater=counts.per_rater),
-        start_scores=point.scores[0],
-        start_tie=float(point.tie_internal[0]),
-        **structure,
+    # Chunks of replicates keep each (replicates x pairs) array near 16 MB, so a study with
+    # many conditions does not need gigabytes; the arena-sized one is a single chunk.
+    chunk = max(1, REPLICATE_CELLS // max(1, counts.n_pairs))
+    parts = [
+        fit_batch(
+            counts=replicate_counts(
+                weights=weights[start : start + chunk], per_rater=counts.per_rater
+            ),
+            start_scores=point.scores[0],
+            start_tie=float(point.tie_internal[0]),
+            **structure,
+        )
+        for start in range(0, weights.shape[0], chunk)
+    ]
+    return point, _joined(parts, counts.n_conditions)
+
+
+def _joined(parts: list[BatchFit], n_conditions: int) -> BatchFit:
+    if not parts:  # no bootstrap
+        empty = np.empty(0)
+        return BatchFit(
+            scores=np.empty((0, n_conditions)),
+            tie=empty,
+            tie_internal=empty,
+            loglik=empty,
+            defined=np.empty(0, dtype=bool),
+            converged=np.empty(0, dtype=bool),
+            iterations=0,
+        )
+    if len(parts) == 1:
+        return parts[0]
+    return BatchFit(
+        **{
+            name: np.concatenate([getattr(p, name) for p in parts])
+            for name in ("scores", "tie", "tie_internal", "loglik", "defined", "converged")
+        },
+        iterations=max(p.iterations for p in parts),
     )
-    return point, replicates
 
 
 def _undefined_message(counts, table, model, question) -> str:
