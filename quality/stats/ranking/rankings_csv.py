@@ -1,0 +1,93 @@
+"""Reading ``python -m quality rank``'s two CSV files: the rankings and the model scores.
+
+RANKINGS.csv: header ``rater_id,question,prompt_id,ranking`` (any order, other columns
+ignored), one ranking a line (format: ``quality.stats.ranking.rankings``). SCORES.csv:
+header ``condition,score``, one condition a line, higher is better.
+
+Everything is read as text (``007`` stays ``007``); line numbers in errors are the file's
+(the header is line 1, blank lines count and are skipped), assuming no quoted field spans
+lines. A single quote that MOSaic's CSV exports put before a cell a spreadsheet would run
+as a formula (``spreadsheet_safe``) is removed again.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from quality.stats.ranking.rankings import COLUMNS, LINE_COLUMN, RankingsError
+from quality.stats.ratings_csv import FORMULA_TRIGGERS
+
+
+def _unquote(text: str) -> str:
+    if text.startswith("'") and text[1:].startswith(FORMULA_TRIGGERS):
+        return text[1:]
+    return text
+
+
+def _read_text_csv(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                path,
+                dtype=str,
+                keep_default_na=False,
+                index_col=False,
+                skip_blank_lines=False,  # keeps row index + 2 == line number
+                encoding="utf-8",
+            )
+    except pd.errors.EmptyDataError:
+        raise RankingsError(f"{path}: the file is empty") from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
+        raise RankingsError(f"{path}: not a readable CSV ({exc})") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise RankingsError(f"{path}: missing column(s): {', '.join(missing)}")
+    frame = frame[list(columns)].fillna("")
+    frame[LINE_COLUMN] = np.arange(len(frame), dtype=np.int64) + 2
+    blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
+    frame = frame[~blank].reset_index(drop=True)
+    for column in columns:
+        frame[column] = frame[column].map(_unquote)
+    return frame
+
+
+def read_rankings_csv(*, path: str | Path) -> pd.DataFrame:
+    """The rankings CSV as a DataFrame of text columns ``COLUMNS`` plus ``line``.
+
+    Only the file is checked here (readable, columns present, not empty); the rankings
+    themselves are checked by ``encode_rankings`` (``analyse`` calls it), whose errors name
+    the same lines.
+    """
+    frame = _read_text_csv(path, COLUMNS)
+    if len(frame) == 0:
+        raise RankingsError(f"{path}: no rankings (only a header)")
+    return frame
+
+
+def read_scores_csv(*, path: str | Path) -> dict[str, float]:
+    """SCORES.csv as {condition: score}; every score a finite number, each condition once."""
+    frame = _read_text_csv(path, ("condition", "score"))
+    if len(frame) == 0:
+        raise RankingsError(f"{path}: no scores (only a header)")
+    scores: dict[str, float] = {}
+    for condition, text, line in frame[["condition", "score", LINE_COLUMN]].itertuples(index=False):
+        condition = condition.strip()
+        if not condition:
+            raise RankingsError(f"{path}: line {line}: condition is empty")
+        try:
+            score = float(text)
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise RankingsError(f"{path}: line {line}: score {text!r} is not a finite number")
+        if condition in scores:
+            raise RankingsError(f"{path}: line {line}: condition {condition!r} is scored twice")
+        scores[condition] = score
+    return scores
