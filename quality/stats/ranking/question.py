@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from quality.stats.ranking.borda import borda_points, place_counts
+from quality.stats.ranking.borda import borda_scores, place_counts
 from quality.stats.ranking.concordance import (
     Concordance,
     kendall_tau_b,
@@ -141,30 +141,22 @@ def analyse_question(
         else:
             excluded = taus.flagged.copy()
     kept = rankings.subset(~excluded[rankings.rater])
-    outcomes, borda_rows = [], []
+    borda = borda_scores(level=kept.level, prompt=kept.prompt, n_prompts=len(rankings.prompts))
+    outcomes = []
     for p, prompt in enumerate(rankings.prompts):
         rows = kept.prompt == p
-        if not rows.any():
-            continue
-        borda = borda_points(kept.level[rows]).mean(axis=0)
-        borda_rows.append(borda)
-        outcome, _ = _outcome(
-            prompt,
-            kept.level[rows],
-            kept.rater[rows],
-            borda,
-            question=rankings.question,
-            settings=settings,
-        )
-        outcomes.append(outcome)
-    pooled_borda = np.mean(borda_rows, axis=0)
+        if rows.any():
+            outcome, _ = _outcome(
+                prompt,
+                kept.level[rows],
+                kept.rater[rows],
+                borda[p],
+                question=rankings.question,
+                settings=settings,
+            )
+            outcomes.append(outcome)
     pooled, (raters, weights) = _outcome(
-        POOLED,
-        kept.level,
-        kept.rater,
-        pooled_borda,
-        question=rankings.question,
-        settings=settings,
+        POOLED, kept.level, kept.rater, borda[-1], question=rankings.question, settings=settings
     )
     outcomes.append(pooled)
     present = {o.prompt for o in outcomes}

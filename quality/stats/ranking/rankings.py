@@ -16,9 +16,9 @@ a ``line`` column is numbered as if written to CSV with a header, row i on line 
 - a rater ranks a (question, prompt) at most once;
 - ``*`` is not a prompt_id (it names the pooled ranking in the outputs).
 
-Raters, prompts and conditions are coded in sorted order, so the same rankings in another
-row order give the same codes, bootstrap draws and results; questions keep their order of
-first appearance.
+Raters, prompts and conditions are coded in sorted order and a question's rankings sorted
+by (rater, prompt), so the same rankings in another row order give the same codes,
+bootstrap draws and results; questions keep their order of first appearance.
 """
 
 from __future__ import annotations
@@ -226,15 +226,18 @@ def _encode_question(
                 level[k, index[condition]] = g
     rater_labels, rater = np.unique(np.asarray([raters[r] for r in rows]), return_inverse=True)
     prompt_labels, prompt = np.unique(np.asarray([prompts[r] for r in rows]), return_inverse=True)
+    # Rankings sorted by (rater, prompt): every sum then runs in the same order whatever
+    # the row order of the input, so results are identical to the last bit.
+    order = np.lexsort((prompt.ravel(), rater.ravel()))
     return QuestionRankings(
         question=question,
         conditions=conditions,
         prompts=tuple(str(p) for p in prompt_labels),
         raters=tuple(str(r) for r in rater_labels),
-        rater=rater.ravel().astype(np.int64),
-        prompt=prompt.ravel().astype(np.int64),
-        level=level,
-        line=lines[rows],
+        rater=rater.ravel().astype(np.int64)[order],
+        prompt=prompt.ravel().astype(np.int64)[order],
+        level=level[order],
+        line=lines[rows][order],
     )
 
 
