@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from quality.commands import analyze, compare
+from quality.commands import analyze, compare, rank
 from quality.commands.io import EXIT_BAD_INPUT
 
-COMMANDS = (analyze, compare)
+COMMANDS = (analyze, compare, rank)
 
 
 def _parser() -> argparse.ArgumentParser:

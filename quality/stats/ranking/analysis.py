@@ -67,6 +67,8 @@ class RankingSettings:
     def check(self) -> None:
         if self.bootstrap < 0:
             raise RankingsError("bootstrap must be 0 or more")
+        if self.seed < 0:
+            raise RankingsError("seed must be 0 or more")
         if not 0.0 < self.screen_alpha < 1.0:
             raise RankingsError("screen_alpha must be in (0, 1)")
         if not (self.pl_prior_weight >= 0.0 and math.isfinite(self.pl_prior_weight)):
