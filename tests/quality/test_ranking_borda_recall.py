@@ -58,7 +58,7 @@ def test_a_tie_at_the_boundary_counts_with_its_random_tie_break_probability():
     human = np.array([0, 1, 2])
     model = -np.array([5.0, 5.0, 1.0])
     # when / then: a is in the model's top 1 half the time
-    np.testing.assert_array_equal(top_k_share(model, 1), [0.5, 0.5, 0.0])
+    np.testing.assert_array_equal(top_k_share(model, k=1), [0.5, 0.5, 0.0])
     assert recall_at_k(human=human, model=model, k=1) == 0.5
     assert recall_at_k(human=human, model=model, k=2) == 1.0
     # a rater's tie: a=b=c against the model's a>b>c: each in the top 1 a third of the time

@@ -99,8 +99,8 @@ def test_weighted_wins_count_rankings_that_many_times():
     level = random_rankings(rng, 5, m=6, ties=True)
     weights = np.array([2.0, 0.0, 1.0, 3.0, 1.0, 0.0])
     repeated = np.repeat(level, weights.astype(int), axis=0)
-    np.testing.assert_array_equal(pairwise_wins(level, weights), pairwise_wins(repeated))
-    assert tied_pairs(level, weights) == tied_pairs(repeated)
+    np.testing.assert_array_equal(pairwise_wins(level, weights=weights), pairwise_wins(repeated))
+    assert tied_pairs(level, weights=weights) == tied_pairs(repeated)
 
 
 def test_batched_orders_equal_one_by_one():

@@ -11,6 +11,7 @@ from quality.stats.ranking import (
     choice_data,
     fit_plackett_luce,
     mle_exists,
+    plackett_luce,
     rater_bootstrap_weights,
 )
 
@@ -127,7 +128,7 @@ def test_existence_needs_a_strongly_connected_comparison_graph():
     # then
     for level, exists in ((always_first, False), (mixed, True)):
         data = choice_data(level=level, rater=np.arange(len(level)), n_raters=len(level))
-        assert mle_exists(data, np.ones((1, len(level)))).tolist() == [exists]
+        assert mle_exists(data, weights=np.ones((1, len(level)))).tolist() == [exists]
 
 
 def test_a_tie_links_its_members_both_ways():
@@ -136,7 +137,7 @@ def test_a_tie_links_its_members_both_ways():
     level = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0]])
     data = choice_data(level=level, rater=np.arange(3), n_raters=3)
     # when: without, then with the third ranking
-    exists = mle_exists(data, np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]))
+    exists = mle_exists(data, weights=np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]))
     # then
     assert exists.tolist() == [False, True]
 
@@ -160,3 +161,29 @@ def test_the_prior_is_not_used_where_the_estimate_exists():
     fit = fit_plackett_luce(data, weights=np.ones((1, 20)), prior_weight=3.0)
     assert not fit.prior_used[0]
     np.testing.assert_allclose(fit.strength[0], choix_strengths(level), atol=1e-6)
+
+
+def test_replicates_fitted_in_chunks_give_the_same_strengths(monkeypatch):
+    # given: a few raters, so that some replicates need the prior and some not
+    rng = np.random.default_rng(13)
+    level = sample_rankings(rng, np.linspace(3, -3, 5), 8)
+    rater = np.repeat(np.arange(4), 2)
+    data = choice_data(level=level, rater=rater, n_raters=4)
+    weights = rater_bootstrap_weights(n_raters=4, replicates=40, rng=rng)
+    whole = fit_plackett_luce(data, weights=weights)
+    # when: about one replicate per chunk
+    monkeypatch.setattr(plackett_luce, "_CHUNK_VALUES", data.sets.shape[0])
+    chunked = fit_plackett_luce(data, weights=weights)
+    # then
+    assert 0 < whole.prior_used.sum() < 40
+    np.testing.assert_allclose(chunked.strength, whole.strength, atol=1e-12)
+    assert chunked.converged.all() and whole.converged.all()
+
+
+def test_a_fit_stopped_before_the_tolerance_is_not_converged():
+    rng = np.random.default_rng(14)
+    level = sample_rankings(rng, np.linspace(1, -1, 5), 30)
+    data = choice_data(level=level, rater=np.arange(30), n_raters=30)
+    fit = fit_plackett_luce(data, weights=np.ones((1, 30)), max_iterations=2)
+    assert fit.iterations == 2 and not fit.converged[0]
+    assert np.isfinite(fit.strength).all()

@@ -3,7 +3,23 @@
 Input: the rankings table (``rankings``: ``rater_id, question, prompt_id, ranking``) and
 optionally the scores of an automatic ranking per condition (higher is better). Each
 question is analysed on its own (``question``); ``RankingResult`` gathers the tables and
-``summary_dict`` the JSON summary that ``python -m quality rank`` writes.
+``summary_dict`` the JSON summary that ``python -m quality rank`` writes:
+
+- version, settings, questions;
+- counts[q]: conditions, prompts, rankings, rankings_kept, raters, raters_kept;
+- kendall_w[q][prompt or "*"]: w, chi2, df, p_value, n_rankings, n_conditions;
+- kemeny[q][prompt or "*"]: order (ids best first), distance (total K^(1/2) Kendall
+  distance), mean_distance (per ranking), unique, n_optimal, alternative (another optimal
+  order or null);
+- plackett_luce[q][prompt or "*"]: prior_used (full-data fit),
+  bootstrap_replicates_with_prior, bootstrap_replicates_without_estimate, unconverged_fits,
+  iterations;
+- rater_taus[q][rater]: mean_tau, n_prompts, z, p_value, testable, flagged;
+- exclusions: [{question, rater_id, rule, mean_tau, z, p_value, n_prompts}];
+- screening_notes[q] (only where screening was skipped), dropped_prompts[q];
+- with model scores (else null): recall_at[q]["1"|"3"|"5"] of the pooled Kemeny
+  consensus; recall_at_per_rater[q][K]: mean, ci95_low, ci95_high, n_raters;
+  model_correlation[q]: kendall_tau, spearman_rho.
 """
 
 from __future__ import annotations
@@ -305,6 +321,9 @@ def _pl_summary(o: QuestionOutcome) -> dict[str, dict]:
             "bootstrap_replicates_with_prior": int(r.pl_fit.prior_used[1:].sum()),
             "bootstrap_replicates_without_estimate": int(
                 np.isnan(r.pl_fit.strength[1:]).any(axis=1).sum()
+            ),
+            "unconverged_fits": int(
+                (~r.pl_fit.converged & np.isfinite(r.pl_fit.strength).all(axis=1)).sum()
             ),
             "iterations": r.pl_fit.iterations,
         }

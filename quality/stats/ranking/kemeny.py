@@ -53,7 +53,7 @@ class KemenyConsensus:
         return self.n_optimal == 1
 
 
-def pairwise_wins(level: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def pairwise_wins(level: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """W[i, j] = (weighted) number of rankings placing i strictly above j, from
     (rankings x N) tie-group levels (0 = best)."""
     level = np.asarray(level)
@@ -63,7 +63,7 @@ def pairwise_wins(level: np.ndarray, weights: np.ndarray | None = None) -> np.nd
     return np.tensordot(np.asarray(weights, float), above, axes=1)
 
 
-def tied_pairs(level: np.ndarray, weights: np.ndarray | None = None) -> float:
+def tied_pairs(level: np.ndarray, *, weights: np.ndarray | None = None) -> float:
     """(Weighted) number of (ranking, pair) ties."""
     level = np.asarray(level)
     i, j = np.triu_indices(level.shape[1], k=1)

@@ -38,6 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+# (replicate x choice set) values handled at once: bounds the memory of a fit.
+_CHUNK_VALUES = 1 << 22
+
 
 @dataclass(frozen=True, eq=False)
 class ChoiceData:
@@ -61,11 +64,13 @@ class ChoiceData:
 @dataclass(frozen=True, eq=False)
 class PlackettLuceFit:
     """strength: (replicates x N) centred log-strengths (NaN where no estimate exists);
-    prior_used: (replicates,) whether that fit needed the ghost prior; iterations: MM
-    steps of the slowest replicate."""
+    prior_used: (replicates,) whether that fit needed the ghost prior; converged:
+    (replicates,) whether MM met the tolerance within max_iterations (False where no
+    estimate exists); iterations: MM steps of the slowest replicate."""
 
     strength: np.ndarray
     prior_used: np.ndarray
+    converged: np.ndarray
     iterations: int
 
 
@@ -106,7 +111,7 @@ def choice_data(*, level: np.ndarray, rater: np.ndarray, n_raters: int) -> Choic
     )
 
 
-def mle_exists(data: ChoiceData, weights: np.ndarray) -> np.ndarray:
+def mle_exists(data: ChoiceData, *, weights: np.ndarray) -> np.ndarray:
     """(replicates,) whether the comparison graph of each rater-weighting is strongly
     connected (the maximum likelihood estimate is then finite)."""
     n = data.n_conditions
@@ -132,20 +137,29 @@ def fit_plackett_luce(
     ``tolerance`` in a step. Module docstring for ties and the prior."""
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     replicates, n = weights.shape[0], data.n_conditions
-    exists = mle_exists(data, weights)
+    exists = mle_exists(data, weights=weights)
     prior_used = ~exists if prior_weight > 0 else np.zeros(replicates, dtype=bool)
     fitted = exists | prior_used
     strength = np.full((replicates, n), np.nan)
+    converged = np.zeros(replicates, dtype=bool)
     iterations = 0
-    if fitted.any():
-        rows = np.flatnonzero(fitted)
+    fitted_rows = np.flatnonzero(fitted)
+    # Replicates in chunks of about _CHUNK_VALUES (replicate, set) counts each.
+    chunk = max(1, _CHUNK_VALUES // max(1, data.sets.shape[0]))
+    for start in range(0, fitted_rows.size, chunk):
+        rows = fitted_rows[start : start + chunk]
         counts = np.asarray((data.set_counts.T @ weights[rows].T).T)  # (rows x U)
         wins = weights[rows] @ data.wins
         sets = data.sets
-        if prior_used.any():
+        if prior_used[rows].any():
             sets, counts, wins = _with_ghost(sets, counts, wins, prior_used[rows], prior_weight)
-        strength[rows], iterations = _mm(sets, counts, wins, n, tolerance, max_iterations)
-    return PlackettLuceFit(strength=strength, prior_used=prior_used, iterations=iterations)
+        strength[rows], converged[rows], steps = _mm(
+            sets, counts, wins, n, tolerance, max_iterations
+        )
+        iterations = max(iterations, steps)
+    return PlackettLuceFit(
+        strength=strength, prior_used=prior_used, converged=converged, iterations=iterations
+    )
 
 
 def _with_ghost(sets, counts, wins, needs, prior_weight):
@@ -165,6 +179,7 @@ def _mm(sets, counts, wins, n_real, tolerance, max_iterations):
     rows, width = wins.shape
     gamma = np.ones((rows, width))
     result = np.empty((rows, n_real))
+    converged = np.zeros(rows, dtype=bool)
     active = np.arange(rows)
     iterations = 0
     while active.size and iterations < max_iterations:
@@ -181,10 +196,11 @@ def _mm(sets, counts, wins, n_real, tolerance, max_iterations):
         if done.any() or iterations == max_iterations:
             finished = done | (iterations == max_iterations)
             result[active[finished]] = np.log(gamma[finished, :n_real])
+            converged[active[done]] = True
             keep = ~finished
             active, gamma, counts, wins = active[keep], gamma[keep], counts[keep], wins[keep]
     result -= result.mean(axis=1, keepdims=True)
-    return result, iterations
+    return result, converged, iterations
 
 
 def rater_bootstrap_weights(*, n_raters: int, replicates: int, rng) -> np.ndarray:

@@ -10,7 +10,9 @@ Steps (``analyse_question``):
    tie-broken by Borda score then condition id), Plackett-Luce strengths with a
    percentile interval from a bootstrap over raters (``plackett_luce``). Pooled Kemeny,
    Plackett-Luce and W weigh every ranking the same; the pooled Borda score is the mean of
-   the prompts' scores (each prompt the same);
+   the prompts' scores (each prompt the same). The pooled W takes every ranking as a
+   judge; its chi-square p-value assumes independent rankings, which one rater's rankings
+   of several prompts are not, so read it as descriptive;
 3. the rank distribution of the kept rankings;
 4. against model scores: Recall@K of the pooled consensus and of each kept rater (mean
    over the rater's rankings; mean over raters with a percentile interval from the pooled
