@@ -11,7 +11,6 @@ from quality.stats.ranking.analysis import (
     RANKING_VERSION,
     RATER_TAU_COLUMNS,
     RankingResult,
-    RankingSettings,
     analyse,
     analyse_rankings,
 )
@@ -50,6 +49,7 @@ from quality.stats.ranking.rankings import (
 from quality.stats.ranking.rankings_csv import read_rankings_csv, read_scores_csv
 from quality.stats.ranking.recall import recall_at_k, top_k_share
 from quality.stats.ranking.screening import RANDOM_RANKER_RULE, RaterTaus, rater_taus
+from quality.stats.ranking.settings import RankingSettings
 
 __all__ = [
     "CONSENSUS_COLUMNS",

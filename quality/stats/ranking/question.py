@@ -48,6 +48,7 @@ from quality.stats.ranking.plackett_luce import (
 from quality.stats.ranking.rankings import POOLED, QuestionRankings
 from quality.stats.ranking.recall import recall_at_k
 from quality.stats.ranking.screening import RaterTaus, rater_taus
+from quality.stats.ranking.settings import RankingSettings
 
 CONFIDENCE_PERCENTILES = (2.5, 97.5)  # the 95 % percentile interval
 
@@ -96,8 +97,11 @@ def _preference(borda: np.ndarray) -> np.ndarray:
     return preference
 
 
-def _plackett_luce(level, rater, *, settings, rng):
-    """Point estimate (all raters once) and bootstrap replicates (raters redrawn)."""
+def _plackett_luce(
+    level: np.ndarray, rater: np.ndarray, *, settings: RankingSettings, rng: np.random.Generator
+) -> tuple[PlackettLuceFit, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Point estimate (all raters once) and bootstrap replicates (raters redrawn): the fit,
+    the interval ends, the raters (codes) and the (1 + replicates) x raters weights."""
     raters, local = np.unique(rater, return_inverse=True)
     data = choice_data(level=level, rater=local.ravel(), n_raters=raters.size)
     draws = rater_bootstrap_weights(n_raters=raters.size, replicates=settings.bootstrap, rng=rng)
@@ -110,7 +114,15 @@ def _plackett_luce(level, rater, *, settings, rng):
     return fit, low, high, raters, weights
 
 
-def _outcome(prompt, level, rater, borda, *, question, settings) -> tuple[RankingOutcome, tuple]:
+def _outcome(
+    prompt: str,
+    level: np.ndarray,
+    rater: np.ndarray,
+    borda: np.ndarray,
+    *,
+    question: str,
+    settings: RankingSettings,
+) -> tuple[RankingOutcome, tuple[np.ndarray, np.ndarray]]:
     fit, low, high, raters, weights = _plackett_luce(
         level, rater, settings=settings, rng=_stream(question, prompt, settings.seed)
     )
@@ -131,7 +143,7 @@ def _outcome(prompt, level, rater, borda, *, question, settings) -> tuple[Rankin
 
 
 def analyse_question(
-    rankings: QuestionRankings, *, settings, model_scores: np.ndarray | None
+    rankings: QuestionRankings, *, settings: RankingSettings, model_scores: np.ndarray | None
 ) -> QuestionOutcome:
     """The module docstring's steps; ``model_scores`` per condition (higher is better)."""
     taus = rater_taus(rankings, alpha=settings.screen_alpha)
@@ -177,7 +189,14 @@ def analyse_question(
     return _against_model(result, pooled, raters, weights, model_scores, settings)
 
 
-def _against_model(result, pooled, raters, weights, model_scores, settings) -> QuestionOutcome:
+def _against_model(
+    result: QuestionOutcome,
+    pooled: RankingOutcome,
+    raters: np.ndarray,
+    weights: np.ndarray,
+    model_scores: np.ndarray,
+    settings: RankingSettings,
+) -> QuestionOutcome:
     kept, model = result.kept, -np.asarray(model_scores, dtype=np.float64)
     n = kept.level.shape[1]
     _, local = np.unique(kept.rater, return_inverse=True)
