@@ -3,7 +3,7 @@
 A ranking is a row of tie-group levels (``QuestionRankings.level``: 0 = best group). Its
 conditions take places 1..N; a tied group of t conditions whose best place is p spans places
 p..p+t-1, and each member gets the mean of the span (``average_places``), the usual
-mid-rank convention for ties (Kendall 1948, Rank Correlation Methods, Ch. 3).
+mid-rank convention for ties (Kendall 1948, Rank Correlation Methods).
 
 Borda count (Borda 1781; see Brandt et al. 2016, Handbook of Computational Social Choice,
 Ch. 2): a condition at place p among N gets N - p points (N-1 for first, 0 for last), so a

@@ -13,8 +13,8 @@ last, single condition contributes 1 and is dropped); a tied last group still co
 
 Every stage is thus a set of Luce choices (i out of R), and the likelihood only needs, per
 distinct set R, how many choices were made out of it, plus each condition's number of
-choices won. The maximum is found with Hunter's (2004) MM algorithm ("MM algorithms for
-generalized Bradley-Terry models", Ann. Statist. 32, Sec. 5):
+choices won. The maximum is found with Hunter's (2004) MM algorithm for Plackett-Luce ("MM
+algorithms for generalized Bradley-Terry models", Ann. Statist. 32):
 
     gamma_i <- w_i / sum_R c_R [i in R] / sum_{k in R} gamma_k,
 
@@ -22,13 +22,14 @@ run for all bootstrap replicates together: a replicate is a weighting of the rat
 (how often each was drawn), so its set counts c_R and wins w_i are matrix products of the
 per-rater counts, and each MM step is two matrix products over (replicates x sets).
 
-Existence (Hunter 2004, Assumption 1; Ford 1957): the maximum is finite iff the graph with
-an edge i -> j whenever i was chosen while j was still unranked is strongly connected.
-Where it is not (a condition always first, or always last), a weak prior is added to that
-fit only: ``prior_weight`` pseudo-wins and as many pseudo-losses of each condition in
-pairwise comparisons with one extra "ghost" condition whose strength is fitted too, in the
-spirit of the pseudo-rankings of Turner et al. (2020, "Modelling rankings in R: the
-PlackettLuce package", Comput. Stat. 35). With ``prior_weight = 0`` such a fit is NaN.
+Existence (Ford 1957 for paired comparisons; Hunter 2004 for Plackett-Luce): the maximum is
+finite iff the graph with an edge i -> j whenever i was chosen while j was still unranked
+is strongly connected. Where it is not (a condition always first, or always last; checked
+for every replicate), a weak prior is added to that fit only: ``prior_weight``
+pseudo-wins and as many pseudo-losses of each condition in pairwise comparisons with one
+extra "ghost" condition whose strength is fitted too, in the spirit of the pseudo-rankings
+of Turner et al. (2020, "Modelling rankings in R: the PlackettLuce package", Comput. Stat.
+35). With ``prior_weight = 0`` such a fit is NaN.
 """
 
 from __future__ import annotations
