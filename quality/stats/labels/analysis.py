@@ -1,0 +1,297 @@
+"""The labels of a questionnaire from its crowd answers, in one call.
+
+``analyse`` is the one entry point of the CLI (``python -m quality labels``) and of the
+web service:
+
+1. check and encode the answers (``answers``);
+2. one unit per (item, question) answered; per kind, the unit's label (``majority``; for
+   ordinal questions optionally ``dawid_skene``);
+3. Krippendorff's alpha per question at its level (``agreement``) and each rater's
+   agreement with the final labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from quality.stats.labels.agreement import (
+    alpha_from_counts,
+    binary_counts,
+    unit_value_counts,
+)
+from quality.stats.labels.answers import (
+    KINDS,
+    ORDINAL,
+    SCORE,
+    TAGS,
+    AnswerTable,
+    encode_answers,
+)
+from quality.stats.labels.dawid_skene import fit_dawid_skene
+from quality.stats.labels.majority import (
+    INVALID_STATUS,
+    OK,
+    STATUSES,
+    TIE,
+    joined_tags,
+    keep_tag,
+    ordinal_majority,
+    score_means,
+    tag_counts,
+)
+from quality.stats.labels.result import (
+    METHODS,
+    RATER_AGREEMENT_COLUMNS,
+    DawidSkeneQuestion,
+    LabelResult,
+    LabelSettings,
+)
+from quality.stats.labels.table import LabelsError
+from quality.stats.reliability import krippendorff_alpha_interval
+
+
+def check_settings(settings: LabelSettings) -> None:
+    if not 0.0 <= settings.keep_share < 1.0:
+        raise LabelsError("keep_share must be in [0, 1)")
+    if settings.method not in METHODS:
+        raise LabelsError(f"method must be one of {', '.join(METHODS)}")
+    if settings.max_iterations < 1:
+        raise LabelsError("max_iterations must be at least 1")
+    if not settings.tolerance >= 0.0:
+        raise LabelsError("tolerance must be at least 0")
+
+
+class _Units:
+    """One unit per (item, question) answered, sorted by item then question."""
+
+    def __init__(self, table: AnswerTable) -> None:
+        n_questions = len(table.questions)
+        keys, self.of_answer = np.unique(
+            table.item * np.int64(n_questions) + table.question, return_inverse=True
+        )
+        self.item, self.question = np.divmod(keys, n_questions)
+        self.kind = table.question_kind[self.question]
+        self.count = keys.size
+
+
+def _level_values(levels: np.ndarray) -> np.ndarray:
+    """Levels as the values a table shows: int when whole, else float."""
+    return np.array(
+        [int(v) if float(v).is_integer() else float(v) for v in levels.tolist()], dtype=object
+    )
+
+
+def _dawid_skene(
+    table: AnswerTable,
+    units: _Units,
+    level: np.ndarray,
+    levels: np.ndarray,
+    status: np.ndarray,
+    winner: np.ndarray,
+    settings: LabelSettings,
+) -> dict[str, DawidSkeneQuestion]:
+    """Decide the ordinal units that are not invalid by Dawid-Skene, per question;
+    ``winner`` and ``status`` are updated in place."""
+    fits = {}
+    for q in np.flatnonzero(table.question_kind == ORDINAL).tolist():
+        rows = (table.question == q) & (level >= 0)
+        rows &= status[units.of_answer] != STATUSES.index(INVALID_STATUS)
+        if not rows.any():
+            continue
+        unit_codes, item = np.unique(units.of_answer[rows], return_inverse=True)
+        rater_codes, rater = np.unique(table.rater[rows], return_inverse=True)
+        level_codes, answer = np.unique(level[rows], return_inverse=True)
+        fit = fit_dawid_skene(
+            item=item,
+            rater=rater,
+            answer=answer,
+            n_items=unit_codes.size,
+            n_raters=rater_codes.size,
+            n_classes=level_codes.size,
+            max_iterations=settings.max_iterations,
+            tolerance=settings.tolerance,
+        )
+        best = np.sort(fit.posteriors, axis=1)
+        shared = (best[:, -1] == best[:, -2]) if level_codes.size > 1 else np.zeros(0, bool)
+        winner[unit_codes] = level_codes[fit.labels]
+        status[unit_codes] = STATUSES.index(OK)
+        if shared.any():
+            status[unit_codes[shared]] = STATUSES.index(TIE)
+            winner[unit_codes[shared]] = -1
+        fits[str(table.questions[q])] = DawidSkeneQuestion(
+            item_ids=[str(i) for i in table.items[units.item[unit_codes]]],
+            rater_ids=[str(r) for r in table.raters[rater_codes]],
+            levels=levels[level_codes].tolist(),
+            fit=fit,
+        )
+    return fits
+
+
+def _rater_agreement(
+    table: AnswerTable,
+    units: _Units,
+    agreed: np.ndarray,
+    decisions: np.ndarray,
+) -> pd.DataFrame:
+    """Sum the per-answer decisions and agreements per (rater, question)."""
+    n_questions = len(table.questions)
+    key = table.rater * np.int64(n_questions) + table.question
+    used = decisions > 0
+    keys, inverse = np.unique(key[used], return_inverse=True)
+    total = np.bincount(inverse, weights=decisions[used]).astype(np.int64)
+    hits = np.bincount(inverse, weights=agreed[used], minlength=keys.size).astype(np.int64)
+    rater, question = np.divmod(keys, n_questions)
+    frame = pd.DataFrame(
+        {
+            "rater_id": np.asarray(table.raters, dtype=object)[rater],
+            "question": np.asarray(table.questions, dtype=object)[question],
+            "decisions": total,
+            "agreed": hits,
+            "share": hits / np.maximum(total, 1),
+        }
+    )
+    return frame[list(RATER_AGREEMENT_COLUMNS)]
+
+
+def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
+    """Labels, alpha and rater agreement of the answers (see ``answers`` for the input
+    and ``result.LabelResult`` for the output). Raises LabelsError naming the line of
+    the first unusable answer, or for unusable settings."""
+    check_settings(settings)
+    table = encode_answers(answers=answers)
+    units = _Units(table)
+    kind = table.kind
+    value = np.full(units.count, None, dtype=object)
+    n = np.bincount(units.of_answer, minlength=units.count)
+    status = np.full(units.count, STATUSES.index(OK), dtype=np.int64)
+    std = np.full(units.count, np.nan)
+    decisions = np.zeros(table.n_answers, dtype=np.int64)
+    agreed = np.zeros(table.n_answers, dtype=np.int64)
+
+    scores = kind == SCORE
+    mean, score_std, _ = score_means(
+        unit=units.of_answer[scores], score=table.number[scores], n_units=units.count
+    )
+    is_score = units.kind == SCORE
+    value[is_score] = mean[is_score]
+    std[is_score] = score_std[is_score]
+
+    ordinal = kind == ORDINAL
+    levels = np.unique(table.number[ordinal & ~table.invalid])
+    level = np.full(table.n_answers, -1, dtype=np.int64)
+    answered = ordinal & ~table.invalid
+    level[answered] = np.searchsorted(levels, table.number[answered])
+    winner, ordinal_status, _ = ordinal_majority(
+        unit=units.of_answer[ordinal],
+        level=level[ordinal],
+        n_units=units.count,
+        n_levels=max(levels.size, 1),
+    )
+    is_ordinal = units.kind == ORDINAL
+    status[is_ordinal] = ordinal_status[is_ordinal]
+    fits = {}
+    if settings.method == "dawid-skene":
+        fits = _dawid_skene(table, units, level, levels, status, winner, settings)
+    decided = is_ordinal & (status == STATUSES.index(OK))
+    value[decided] = _level_values(levels)[winner[decided]]
+    votes = answered & decided[units.of_answer]
+    decisions[votes] = 1
+    agreed[votes] = level[votes] == winner[units.of_answer[votes]]
+
+    pair_unit = units.of_answer[table.tag_row]
+    tag_unit, tag, count = tag_counts(
+        pair_unit=pair_unit, pair_tag=table.tag, n_tags=max(len(table.tags), 1)
+    )
+    kept = keep_tag(count=count, n=n[tag_unit], keep_share=settings.keep_share)
+    is_tags = units.kind == TAGS
+    texts = joined_tags(
+        unit=tag_unit[kept], tag=tag[kept], n_units=units.count, tag_names=table.tags
+    )
+    value[is_tags] = texts[is_tags]
+    # A rater's decisions on a tags unit: chose or not, each tag in play (chosen by
+    # someone); agreed = in play - |answer symmetric difference kept|.
+    tags_rows = kind == TAGS
+    in_play = np.bincount(tag_unit, minlength=units.count)
+    n_kept = np.bincount(tag_unit[kept], minlength=units.count)
+    pair_key = pair_unit * np.int64(max(len(table.tags), 1)) + table.tag
+    pair_kept = kept[np.searchsorted(tag_unit * np.int64(max(len(table.tags), 1)) + tag, pair_key)]
+    chosen = np.bincount(table.tag_row, minlength=table.n_answers)
+    both = np.bincount(table.tag_row, weights=pair_kept, minlength=table.n_answers)
+    row_unit = units.of_answer
+    decisions[tags_rows] = in_play[row_unit[tags_rows]]
+    agreed[tags_rows] = (
+        in_play[row_unit] - (chosen + n_kept[row_unit] - 2 * both.astype(np.int64))
+    )[tags_rows]
+
+    alpha, tag_alpha = _alphas(table, units, level, levels, n, tag_unit, tag, count)
+    labels = pd.DataFrame(
+        {
+            "item_id": np.asarray(table.items, dtype=object)[units.item],
+            "question": np.asarray(table.questions, dtype=object)[units.question],
+            "kind": np.asarray(KINDS, dtype=object)[units.kind],
+            "value": value,
+            "n": n,
+            "status": np.asarray(STATUSES, dtype=object)[status],
+            "std": std,
+        }
+    )
+    return LabelResult(
+        settings=settings,
+        labels=labels,
+        questions={
+            str(q): KINDS[k] for q, k in zip(table.questions, table.question_kind, strict=True)
+        },
+        alpha=alpha,
+        tag_alpha=tag_alpha,
+        rater_agreement=_rater_agreement(table, units, agreed, decisions),
+        dawid_skene=fits,
+        n_answers=table.n_answers,
+        n_raters=len(table.raters),
+        n_items=len(table.items),
+    )
+
+
+def _alphas(
+    table: AnswerTable,
+    units: _Units,
+    level: np.ndarray,
+    levels: np.ndarray,
+    n: np.ndarray,
+    tag_unit: np.ndarray,
+    tag: np.ndarray,
+    count: np.ndarray,
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Alpha per score / ordinal question and per tag of every tags question."""
+    alpha: dict[str, float] = {}
+    tag_alpha: dict[str, dict[str, float]] = {}
+    for q, name in enumerate(str(q) for q in table.questions):
+        rows = table.question == q
+        kind = table.question_kind[q]
+        if kind == SCORE:
+            alpha[name] = krippendorff_alpha_interval(
+                units=units.of_answer[rows], values=table.number[rows]
+            )
+        elif kind == ORDINAL:
+            rows &= level >= 0
+            unit_codes, unit = np.unique(units.of_answer[rows], return_inverse=True)
+            level_codes, code = np.unique(level[rows], return_inverse=True)
+            counts = unit_value_counts(
+                unit=unit, value=code, n_units=unit_codes.size, n_values=level_codes.size
+            )
+            alpha[name] = alpha_from_counts(counts=counts, level="ordinal")
+        else:
+            unit_codes = np.flatnonzero(units.question == q)
+            local = np.searchsorted(unit_codes, tag_unit)
+            mine = (local < unit_codes.size) & (
+                unit_codes[np.minimum(local, unit_codes.size - 1)] == tag_unit
+            )
+            per_tag = {}
+            for t in np.unique(tag[mine]).tolist():
+                chosen = np.zeros(unit_codes.size, dtype=np.int64)
+                pick = mine & (tag == t)
+                chosen[local[pick]] = count[pick]
+                counts = binary_counts(chosen=chosen, answered=n[unit_codes])
+                per_tag[str(table.tags[t])] = alpha_from_counts(counts=counts, level="nominal")
+            tag_alpha[name] = per_tag
+    return alpha, tag_alpha

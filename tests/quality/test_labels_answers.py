@@ -1,0 +1,149 @@
+"""Questionnaire answers: what is accepted, how it is encoded, and the errors naming lines."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from quality.stats.labels import (
+    ANSWER_COLUMNS,
+    LabelsError,
+    LabelSettings,
+    analyse,
+    encode_answers,
+)
+
+
+def frame(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
+
+
+def test_codes_ids_in_sorted_order_and_questions_in_questionnaire_order():
+    # given
+    answers = frame(
+        [
+            ("r2", "v2", "motion", "ordinal", "3"),
+            ("r1", "v1", "aesthetic", "score", "7.5"),
+            ("r1", "v2", "motion", "ordinal", "invalid"),
+            ("r2", "v1", "style", "tags", " noir |anime|noir"),
+        ]
+    )
+    # when
+    table = encode_answers(answers=answers)
+    # then
+    assert list(table.raters) == ["r1", "r2"] and list(table.items) == ["v1", "v2"]
+    assert list(table.questions) == ["motion", "aesthetic", "style"]
+    assert table.rater.tolist() == [1, 0, 0, 1] and table.item.tolist() == [1, 0, 1, 0]
+    assert table.question_kind.tolist() == [1, 0, 2]  # ordinal, score, tags
+    np.testing.assert_array_equal(table.number, [3.0, 7.5, np.nan, np.nan])
+    assert table.invalid.tolist() == [False, False, True, False]
+    # then: tags are trimmed, a repeated tag counts once, names are sorted
+    assert list(table.tags) == ["anime", "noir"]
+    assert table.tag_row.tolist() == [3, 3] and table.tag.tolist() == [0, 1]
+    assert table.line.tolist() == [2, 3, 4, 5]
+
+
+def test_invalid_is_an_abstention_never_the_number_minus_one():
+    # given: the level -1 is a real level; "Invalid" (any case) is not a level at all
+    answers = frame(
+        [
+            ("a", "v", "q", "ordinal", "-1"),
+            ("b", "v", "q", "ordinal", "-1"),
+            ("c", "v", "q", "ordinal", "INVALID"),
+            ("a", "w", "q", "ordinal", "Invalid"),
+            ("b", "w", "q", "ordinal", "2"),
+            ("c", "w", "q", "ordinal", "2"),
+        ]
+    )
+    # when
+    labels = analyse(answers=answers, settings=LabelSettings()).labels
+    # then: v keeps the level -1 (2 of 3), w the level 2 (the abstention is not a vote)
+    assert labels["value"].tolist() == [-1, 2]
+    assert labels["status"].tolist() == ["ok", "ok"]
+    assert labels["n"].tolist() == [3, 3]
+
+
+def test_a_dataframe_with_numbers_and_missing_values_is_read_as_text():
+    # given: what a service may pass: numeric answers and ids, None for "no tag"
+    answers = pd.DataFrame(
+        {
+            "rater_id": [1, 2, 1, 2],
+            "item_id": [10, 10, 10, 10],
+            "question": ["s", "s", "t", "t"],
+            "kind": ["score", "score", "tags", "tags"],
+            "answer": [4.0, 5, None, "x"],
+        }
+    )
+    # when
+    labels = analyse(answers=answers, settings=LabelSettings()).labels
+    # then
+    assert labels["item_id"].tolist() == ["10", "10"]
+    assert labels["value"].tolist() == [4.5, ""]  # x: 1 of 2 is not more than half
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([], "no answers"),
+        (
+            [("a", "v", "q", "score", "1"), ("", "v", "q", "score", "1")],
+            "line 3: rater_id is empty",
+        ),
+        ([("a", "", "q", "score", "1")], "line 2: item_id is empty"),
+        ([("a", "v", "", "score", "1")], "line 2: question is empty"),
+        (
+            [("a", "v", "q", "score", "1"), ("a", "v", "p", "rating", "1")],
+            "line 3: kind 'rating' is not one of score, ordinal, tags",
+        ),
+        (
+            [
+                ("a", "v", "q", "score", "1"),
+                ("a", "v", "p", "tags", ""),
+                ("b", "v", "q", "tags", ""),
+            ],
+            "line 4: question 'q' is kind 'tags' here but 'score' on line 2",
+        ),
+        ([("a", "v", "q", "score", "1"), ("b", "v", "q", "score", "abc")], "line 3: score 'abc'"),
+        ([("a", "v", "q", "score", "inf")], "line 2: score 'inf' is not a finite number"),
+        ([("a", "v", "q", "score", "invalid")], "line 2: score 'invalid' is not a finite"),
+        (
+            [("a", "v", "q", "ordinal", "good")],
+            "line 2: ordinal answer 'good' is neither a number nor 'invalid'",
+        ),
+        ([("a", "v", "q", "ordinal", "")], "line 2: ordinal answer ''"),
+        (
+            [
+                ("a", "v", "q", "tags", "x|y"),
+                ("b", "v", "q", "tags", "x||y"),
+                ("c", "v", "q", "tags", "x|"),
+            ],
+            "line 3: tags answer 'x||y' has an empty tag",
+        ),
+        (
+            [
+                ("a", "v", "q", "score", "1"),
+                ("b", "v", "q", "score", "2"),
+                ("a", "v", "q", "score", "3"),
+            ],
+            "line 4: rater 'a' answered question 'q' for item 'v' again (first on line 2)",
+        ),
+    ],
+)
+def test_unusable_answers_raise_naming_the_line(rows, message):
+    with pytest.raises(LabelsError, match="^" + re.escape(message)):
+        encode_answers(answers=frame(rows))
+
+
+def test_a_line_column_is_what_errors_name():
+    # given: rows read from a CSV with blank lines (read_answers_csv adds `line`)
+    answers = frame([("a", "v", "q", "score", "1"), ("b", "v", "q", "score", "x")])
+    answers["line"] = [2, 7]
+    # then
+    with pytest.raises(LabelsError, match="^line 7: score 'x'"):
+        encode_answers(answers=answers)
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(LabelsError, match="missing column\\(s\\): kind, answer"):
+        encode_answers(answers=pd.DataFrame({"rater_id": [], "item_id": [], "question": []}))
