@@ -147,3 +147,29 @@ def test_a_line_column_is_what_errors_name():
 def test_missing_columns_are_named():
     with pytest.raises(LabelsError, match="missing column\\(s\\): kind, answer"):
         encode_answers(answers=pd.DataFrame({"rater_id": [], "item_id": [], "question": []}))
+
+
+def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path):
+    # given: the same answers, once plain (pyarrow's parser) and once with blank lines
+    # (pandas' parser keeps them as rows so that lines are counted)
+    from quality.stats.labels import read_answers_csv
+
+    header = "rater_id,item_id,question,kind,answer\n"
+    body = ["a,007,q,score,1\n", "b,007,q,tags,\n", "'@c,007,q,tags,'-x|y\n"]
+    plain, spaced = tmp_path / "plain.csv", tmp_path / "spaced.csv"
+    plain.write_text(header + "".join(body))
+    spaced.write_text(header + "\n" + body[0] + "\n\n" + body[1] + ",,,,\n" + body[2])
+    # when
+    first = read_answers_csv(path=plain)
+    second = read_answers_csv(path=spaced)
+    # then: text kept as written, spreadsheet quotes removed, empty answers empty
+    assert first.drop(columns="line").values.tolist() == [
+        ["a", "007", "q", "score", "1"],
+        ["b", "007", "q", "tags", ""],
+        ["@c", "007", "q", "tags", "-x|y"],
+    ]
+    assert first["line"].tolist() == [2, 3, 4]
+    pd.testing.assert_frame_equal(
+        first.drop(columns="line"), second.drop(columns="line"), check_dtype=False
+    )
+    assert second["line"].tolist() == [3, 6, 8]

@@ -196,3 +196,26 @@ def test_the_result_does_not_depend_on_the_row_order():
         first.sort_values(["item_id", "question"]).reset_index(drop=True),
         second.sort_values(["item_id", "question"]).reset_index(drop=True),
     )
+
+
+def test_the_sorting_paths_for_large_key_spaces_give_the_same_labels(monkeypatch):
+    # given
+    answers = random_questionnaire(items=80, raters_per_item=3, seed=7)
+    dense = analyse(answers=answers, settings=LabelSettings())
+    # when: every key space counts as too large for a dense bincount
+    monkeypatch.setattr("quality.stats.labels.keys.DENSE_KEYS", 0)
+    sorted_ = analyse(answers=answers, settings=LabelSettings())
+    # then
+    pd.testing.assert_frame_equal(dense.labels, sorted_.labels)
+    assert dense.summary_dict() == sorted_.summary_dict()
+
+
+def test_more_than_64_tags_are_joined_in_name_order():
+    # given: 70 tags (more than one 64-bit word per tag set); tag 65 and 3 chosen by all
+    names = [f"t{j:02d}" for j in range(70)]
+    rows = [(f"r{i}", "v", "style", "tags", "t65|t03|" + names[i]) for i in range(3)]
+    rows += [(f"r{i}", "w", "style", "tags", names[69]) for i in range(2)]
+    # when
+    labels = labels_of(rows)
+    # then
+    assert labels["value"].tolist() == ["t03|t65", "t69"]

@@ -15,7 +15,8 @@ with delta2_ck = [c != k] (nominal), (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2 (ord
 values in their order) or (v_c - v_k)^2 (interval). NaN when undefined (no pairable unit,
 or no disagreement to expect: D_e = 0). A missing value (an ``invalid`` answer) is simply
 not counted. The counts form a (units x values) matrix, so this suits few values
-(levels, chosen / not chosen); scores use the closed form of ``quality.stats.reliability``.
+(levels, yes / no); scores use the closed form of ``quality.stats.reliability``, and
+``binary_alphas`` gives the nominal alpha of many yes / no columns at once.
 """
 
 from __future__ import annotations
@@ -75,7 +76,26 @@ def unit_value_counts(
     return flat.reshape(n_units, n_values)
 
 
-def binary_counts(*, chosen: np.ndarray, answered: np.ndarray) -> np.ndarray:
-    """(units x 2) counts of "not chosen" and "chosen" from per-unit counts of raters who
-    chose a tag and who answered the unit at all."""
-    return np.column_stack([answered - chosen, chosen])
+def binary_alphas(*, chosen: np.ndarray, answered: np.ndarray) -> np.ndarray:
+    """Nominal alpha of each column of yes / no data: ``chosen[u, t]`` of the
+    ``answered[u]`` raters of unit u said yes to t.
+
+    The coincidences above with two values: over pairable units (m_u >= 2), with
+    c_u yes and m_u - c_u no, o_yes,no = sum_u c_u (m_u - c_u) / (m_u - 1), n_yes =
+    sum_u c_u, n_no = sum_u (m_u - c_u), n = n_yes + n_no, and
+
+        alpha = 1 - (n - 1) o_yes,no / (n_yes n_no),
+
+    NaN where every value is the same (or no unit is pairable). All columns at once.
+    """
+    chosen = np.asarray(chosen, dtype=np.float64)
+    answered = np.asarray(answered, dtype=np.float64)
+    pairable = answered >= 2
+    c, m = chosen[pairable], answered[pairable][:, None]
+    disagreeing = np.sum(c * (m - c) / (m - 1.0), axis=0)
+    n_yes = c.sum(axis=0)
+    n_no = np.sum(m - c, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n_yes + n_no - 1.0) * disagreeing / (n_yes * n_no)
+    alpha[(n_yes == 0) | (n_no == 0)] = np.nan
+    return alpha

@@ -17,7 +17,7 @@ import pandas as pd
 
 from quality.stats.labels.agreement import (
     alpha_from_counts,
-    binary_counts,
+    binary_alphas,
     unit_value_counts,
 )
 from quality.stats.labels.answers import (
@@ -66,13 +66,15 @@ class _Units:
     """One unit per (item, question) answered, sorted by item then question."""
 
     def __init__(self, table: AnswerTable) -> None:
-        n_questions = len(table.questions)
-        keys, self.of_answer = np.unique(
-            table.item * np.int64(n_questions) + table.question, return_inverse=True
-        )
-        self.item, self.question = np.divmod(keys, n_questions)
+        self.of_answer = table.unit
+        self.item, self.question = table.unit_item, table.unit_question
         self.kind = table.question_kind[self.question]
-        self.count = keys.size
+        self.count = self.item.size
+
+
+def _texts(names, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """The text column ``names[codes]``, taken as a string array (no Python objects)."""
+    return pd.array(np.asarray(names, dtype=object), dtype="str").take(codes)
 
 
 def _level_values(levels: np.ndarray) -> np.ndarray:
@@ -130,25 +132,24 @@ def _dawid_skene(
 
 def _rater_agreement(
     table: AnswerTable,
-    units: _Units,
     agreed: np.ndarray,
     decisions: np.ndarray,
 ) -> pd.DataFrame:
     """Sum the per-answer decisions and agreements per (rater, question)."""
     n_questions = len(table.questions)
     key = table.rater * np.int64(n_questions) + table.question
-    used = decisions > 0
-    keys, inverse = np.unique(key[used], return_inverse=True)
-    total = np.bincount(inverse, weights=decisions[used]).astype(np.int64)
-    hits = np.bincount(inverse, weights=agreed[used], minlength=keys.size).astype(np.int64)
-    rater, question = np.divmod(keys, n_questions)
+    size = len(table.raters) * n_questions
+    total = np.bincount(key, weights=decisions, minlength=size).astype(np.int64)
+    hits = np.bincount(key, weights=agreed, minlength=size).astype(np.int64)
+    used = np.flatnonzero(total > 0)
+    rater, question = np.divmod(used, n_questions)
     frame = pd.DataFrame(
         {
             "rater_id": np.asarray(table.raters, dtype=object)[rater],
             "question": np.asarray(table.questions, dtype=object)[question],
-            "decisions": total,
-            "agreed": hits,
-            "share": hits / np.maximum(total, 1),
+            "decisions": total[used],
+            "agreed": hits[used],
+            "share": hits[used] / total[used],
         }
     )
     return frame[list(RATER_AGREEMENT_COLUMNS)]
@@ -178,9 +179,9 @@ def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
     std[is_score] = score_std[is_score]
 
     ordinal = kind == ORDINAL
-    levels = np.unique(table.number[ordinal & ~table.invalid])
-    level = np.full(table.n_answers, -1, dtype=np.int64)
     answered = ordinal & ~table.invalid
+    levels = np.sort(pd.unique(table.number[answered]))  # hashing: few distinct levels
+    level = np.full(table.n_answers, -1, dtype=np.int64)
     level[answered] = np.searchsorted(levels, table.number[answered])
     winner, ordinal_status, _ = ordinal_majority(
         unit=units.of_answer[ordinal],
@@ -201,7 +202,7 @@ def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
 
     pair_unit = units.of_answer[table.tag_row]
     tag_unit, tag, count = tag_counts(
-        pair_unit=pair_unit, pair_tag=table.tag, n_tags=max(len(table.tags), 1)
+        pair_unit=pair_unit, pair_tag=table.tag, n_units=units.count, n_tags=max(len(table.tags), 1)
     )
     kept = keep_tag(count=count, n=n[tag_unit], keep_share=settings.keep_share)
     is_tags = units.kind == TAGS
@@ -227,12 +228,12 @@ def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
     alpha, tag_alpha = _alphas(table, units, level, levels, n, tag_unit, tag, count)
     labels = pd.DataFrame(
         {
-            "item_id": np.asarray(table.items, dtype=object)[units.item],
-            "question": np.asarray(table.questions, dtype=object)[units.question],
-            "kind": np.asarray(KINDS, dtype=object)[units.kind],
+            "item_id": _texts(table.items, units.item),
+            "question": _texts(table.questions, units.question),
+            "kind": _texts(KINDS, units.kind),
             "value": value,
             "n": n,
-            "status": np.asarray(STATUSES, dtype=object)[status],
+            "status": _texts(STATUSES, status),
             "std": std,
         }
     )
@@ -244,7 +245,7 @@ def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
         },
         alpha=alpha,
         tag_alpha=tag_alpha,
-        rater_agreement=_rater_agreement(table, units, agreed, decisions),
+        rater_agreement=_rater_agreement(table, agreed, decisions),
         dawid_skene=fits,
         n_answers=table.n_answers,
         n_raters=len(table.raters),
@@ -265,33 +266,36 @@ def _alphas(
     """Alpha per score / ordinal question and per tag of every tags question."""
     alpha: dict[str, float] = {}
     tag_alpha: dict[str, dict[str, float]] = {}
+    local = np.zeros(units.count, dtype=np.int64)  # a unit's index among its question's
     for q, name in enumerate(str(q) for q in table.questions):
-        rows = table.question == q
         kind = table.question_kind[q]
+        mine = np.flatnonzero(units.question == q)
+        local[mine] = np.arange(mine.size)
         if kind == SCORE:
+            rows = table.question == q
             alpha[name] = krippendorff_alpha_interval(
                 units=units.of_answer[rows], values=table.number[rows]
             )
         elif kind == ORDINAL:
-            rows &= level >= 0
-            unit_codes, unit = np.unique(units.of_answer[rows], return_inverse=True)
-            level_codes, code = np.unique(level[rows], return_inverse=True)
+            rows = (table.question == q) & (level >= 0)
+            present = np.bincount(level[rows], minlength=levels.size) > 0
+            code = (np.cumsum(present) - 1)[level[rows]]  # the question's levels, in order
             counts = unit_value_counts(
-                unit=unit, value=code, n_units=unit_codes.size, n_values=level_codes.size
+                unit=local[units.of_answer[rows]],
+                value=code,
+                n_units=mine.size,
+                n_values=int(present.sum()),
             )
             alpha[name] = alpha_from_counts(counts=counts, level="ordinal")
         else:
-            unit_codes = np.flatnonzero(units.question == q)
-            local = np.searchsorted(unit_codes, tag_unit)
-            mine = (local < unit_codes.size) & (
-                unit_codes[np.minimum(local, unit_codes.size - 1)] == tag_unit
+            pairs = units.question[tag_unit] == q
+            present = np.flatnonzero(np.bincount(tag[pairs], minlength=len(table.tags)))
+            column = np.zeros(len(table.tags), dtype=np.int64)
+            column[present] = np.arange(present.size)
+            chosen = np.zeros((mine.size, present.size))
+            chosen[local[tag_unit[pairs]], column[tag[pairs]]] = count[pairs]
+            values = binary_alphas(chosen=chosen, answered=n[mine])
+            tag_alpha[name] = dict(
+                zip((str(t) for t in table.tags[present]), values.tolist(), strict=True)
             )
-            per_tag = {}
-            for t in np.unique(tag[mine]).tolist():
-                chosen = np.zeros(unit_codes.size, dtype=np.int64)
-                pick = mine & (tag == t)
-                chosen[local[pick]] = count[pick]
-                counts = binary_counts(chosen=chosen, answered=n[unit_codes])
-                per_tag[str(table.tags[t])] = alpha_from_counts(counts=counts, level="nominal")
-            tag_alpha[name] = per_tag
     return alpha, tag_alpha

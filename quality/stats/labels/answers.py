@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from quality.stats.labels.keys import key_codes
 from quality.stats.labels.table import (
     LabelsError,
     check_columns,
@@ -53,7 +54,9 @@ class AnswerTable:
     - ``invalid[i]``: True for an ordinal ``invalid`` answer;
     - the tags answers as (answer row, tag code) pairs ``tag_row``/``tag``, sorted by
       row, tags named by ``tags`` (sorted, so a code's order is the name's order);
-    - ``line[i]``: the line error messages name.
+    - ``line[i]``: the line error messages name;
+    - ``unit[i]``: the answer's unit, one per (item, question) answered, numbered in
+      (item, question) order; ``unit_item`` / ``unit_question`` code each unit.
     """
 
     rater: np.ndarray
@@ -69,6 +72,9 @@ class AnswerTable:
     questions: pd.Index
     question_kind: np.ndarray
     tags: pd.Index
+    unit: np.ndarray
+    unit_item: np.ndarray
+    unit_question: np.ndarray
 
     @property
     def n_answers(self) -> int:
@@ -97,7 +103,10 @@ def _question_kinds(
             f"line {line[row]}: kind {kind_text.iloc[row]!r} is not one of {', '.join(KINDS)}"
         )
     kind = np.array([KINDS.index(name) for name in kind_names], dtype=np.int64)[kind]
-    _, first = np.unique(question, return_index=True)
+    # Codes number the questions in order of first appearance, so each question's first
+    # row is where the running maximum code grows.
+    running = np.maximum.accumulate(question)
+    first = np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
     expected = kind[first][question]
     if (kind != expected).any():
         row = int(np.argmax(kind != expected))
@@ -125,12 +134,14 @@ def _tag_pairs(
     Only the distinct answer texts are split (a questionnaire has few tag combinations).
     """
     rows = np.flatnonzero(is_tags)
-    used, inverse = np.unique(answer[rows], return_inverse=True)
-    first_row = rows[np.unique(inverse, return_index=True)[1]]
+    used = np.flatnonzero(np.bincount(answer[rows], minlength=len(uniques)))
+    position = np.zeros(len(uniques), dtype=np.int64)
+    position[used] = np.arange(used.size)
+    inverse = position[answer[rows]]  # index into `used` of every tags answer
     sets = [_split_tags(str(uniques[code])) for code in used.tolist()]
-    bad = [row for tag_set, row in zip(sets, first_row.tolist(), strict=True) if tag_set is None]
+    bad = [code for tag_set, code in zip(sets, used.tolist(), strict=True) if tag_set is None]
     if bad:
-        row = min(bad)
+        row = int(rows[np.argmax(np.isin(answer[rows], bad))])
         text = uniques[answer[row]]
         raise LabelsError(f"line {line[row]}: tags answer {text!r} has an empty tag")
     names = pd.Index(sorted(set().union(*sets)), dtype=object)
@@ -145,6 +156,18 @@ def _tag_pairs(
     offset = np.arange(tag_row.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
     tag = flat[np.repeat(starts[inverse], per_row) + offset]
     return tag_row, tag, names
+
+
+def _units(
+    item: np.ndarray, question: np.ndarray, rater: np.ndarray, n_questions: int, n_raters: int
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """(unit of every answer, item and question of every unit), or (None, ...) when a
+    rater answered a unit twice."""
+    n_keys = (int(item.max(initial=0)) + 1) * n_questions
+    keys, unit = key_codes(item * np.int64(n_questions) + question, n_keys=n_keys)
+    if pd.Index(unit * np.int64(n_raters) + rater).has_duplicates:  # hashing, no sort
+        return None, keys, keys
+    return unit, keys // n_questions, keys % n_questions
 
 
 def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
@@ -188,9 +211,9 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
     number[(kind == TAGS) | invalid] = np.nan
     tag_row, tag, tags = _tag_pairs(answer, uniques, kind == TAGS, line)
 
-    repeat = first_repeat([question, item, rater])
-    if repeat is not None:
-        row, earlier = repeat
+    unit, unit_item, unit_question = _units(item, question, rater, len(questions), len(raters))
+    if unit is None:
+        row, earlier = first_repeat([question, item, rater])
         raise LabelsError(
             f"line {line[row]}: rater {raters[rater[row]]!r} answered question "
             f"{questions[question[row]]!r} for item {items[item[row]]!r} again "
@@ -210,4 +233,7 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
         questions=questions,
         question_kind=question_kind,
         tags=tags,
+        unit=unit,
+        unit_item=unit_item,
+        unit_question=unit_question,
     )

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from quality.stats.labels.keys import key_counts
+
 OK, INVALID_STATUS, TIE = "ok", "invalid", "tie"
 STATUSES = (OK, INVALID_STATUS, TIE)  # status codes index this
 
@@ -60,8 +62,8 @@ def ordinal_majority(
     n = np.bincount(unit, minlength=n_units)
     n_invalid = np.bincount(unit[level < 0], minlength=n_units)
     answered = level >= 0
-    counted, count = np.unique(
-        unit[answered] * np.int64(n_levels) + level[answered], return_counts=True
+    counted, count = key_counts(
+        unit[answered] * np.int64(n_levels) + level[answered], n_keys=n_units * n_levels
     )
     count_unit, count_level = np.divmod(counted, n_levels)
     top = np.zeros(n_units, dtype=np.int64)
@@ -81,11 +83,11 @@ def ordinal_majority(
 
 
 def tag_counts(
-    *, pair_unit: np.ndarray, pair_tag: np.ndarray, n_tags: int
+    *, pair_unit: np.ndarray, pair_tag: np.ndarray, n_units: int, n_tags: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(unit, tag, count) of every (unit, tag) chosen at least once, sorted by unit then
     tag, from the (unit, tag) pairs of the answers (a rater gives a tag once)."""
-    key, count = np.unique(pair_unit * np.int64(n_tags) + pair_tag, return_counts=True)
+    key, count = key_counts(pair_unit * np.int64(n_tags) + pair_tag, n_keys=n_units * n_tags)
     unit, tag = np.divmod(key, n_tags)
     return unit, tag, count
 
@@ -109,8 +111,13 @@ def joined_tags(
     np.bitwise_or.at(
         mask, (unit, tag // 64), np.left_shift(np.uint64(1), (tag % 64).astype(np.uint64))
     )
-    sets, inverse = np.unique(mask, axis=0, return_inverse=True)
-    bits = np.unpackbits(sets.view(np.uint8), axis=1, bitorder="little")[:, : len(tag_names)]
+    if words == 1:  # hashing one column beats sorting rows
+        inverse, sets = pd.factorize(mask[:, 0])
+        sets = sets.reshape(-1, 1)
+    else:
+        sets, inverse = np.unique(mask, axis=0, return_inverse=True)
+    little_endian = sets.astype("<u8").view(np.uint8)
+    bits = np.unpackbits(little_endian, axis=1, bitorder="little")[:, : len(tag_names)]
     names = np.asarray(tag_names, dtype=object)
     texts = np.array(["|".join(names[row.astype(bool)]) for row in bits], dtype=object)
     return texts[inverse.ravel()]
