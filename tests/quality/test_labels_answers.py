@@ -75,8 +75,8 @@ def test_a_dataframe_with_numbers_and_missing_values_is_read_as_text():
             "answer": [4.0, 5, None, "x"],
         }
     )
-    # when
-    labels = analyse(answers=answers, settings=LabelSettings()).labels
+    # when: called as a service would, the table positional
+    labels = analyse(answers, settings=LabelSettings()).labels
     # then
     assert labels["item_id"].tolist() == ["10", "10"]
     assert labels["value"].tolist() == [4.5, ""]  # x: 1 of 2 is not more than half

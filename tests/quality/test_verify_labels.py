@@ -55,7 +55,7 @@ def test_counts_and_the_two_of_three_rule():
         ["c", 2, 1, 0.5],  # no on cat, which was kept
     ]
     # when: keep = 1 (any yes keeps the label)
-    loose = verify_labels(verdicts=verdicts_frame(rows), keep=1)
+    loose = verify_labels(verdicts_frame(rows), keep=1)
     # then
     assert loose.labels["kept"].tolist() == [True, True]
     assert loose.summary_dict()["settings"] == {"keep": 1}

@@ -65,7 +65,7 @@ def alpha_from_counts(*, counts: np.ndarray, level: str, values: np.ndarray | No
     expected = float(n_c @ delta2 @ n_c)
     if expected <= 0.0:
         return math.nan
-    return 1.0 - (n - 1.0) * float(np.sum(coincidence * delta2)) / expected
+    return float(1.0 - (n - 1.0) * float(np.sum(coincidence * delta2)) / expected)
 
 
 def unit_value_counts(

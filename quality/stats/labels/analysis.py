@@ -155,86 +155,109 @@ def _rater_agreement(
     return frame[list(RATER_AGREEMENT_COLUMNS)]
 
 
-def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
+class _Filled:
+    """What ``analyse`` fills in, kind by kind: per unit its value, status and std, per
+    answer the decisions it made and how many agreed with the final label."""
+
+    def __init__(self, table: AnswerTable, units: _Units) -> None:
+        self.value = np.full(units.count, None, dtype=object)
+        self.status = np.full(units.count, STATUSES.index(OK), dtype=np.int64)
+        self.std = np.full(units.count, np.nan)
+        self.decisions = np.zeros(table.n_answers, dtype=np.int64)
+        self.agreed = np.zeros(table.n_answers, dtype=np.int64)
+
+
+def _score_labels(table: AnswerTable, units: _Units, filled: _Filled) -> None:
+    rows = table.kind == SCORE
+    mean, std, _ = score_means(
+        unit=units.of_answer[rows], score=table.number[rows], n_units=units.count
+    )
+    mine = units.kind == SCORE
+    filled.value[mine] = mean[mine]
+    filled.std[mine] = std[mine]
+
+
+def _ordinal_labels(
+    table: AnswerTable, units: _Units, filled: _Filled, settings: LabelSettings
+) -> tuple[np.ndarray, np.ndarray, dict[str, DawidSkeneQuestion]]:
+    """Fill the ordinal units; returns (level code per answer, -1 for none or invalid;
+    the sorted levels; the Dawid-Skene fits)."""
+    rows = table.kind == ORDINAL
+    answered = rows & ~table.invalid
+    levels = np.sort(pd.unique(table.number[answered]))  # hashing: few distinct levels
+    level = np.full(table.n_answers, -1, dtype=np.int64)
+    level[answered] = np.searchsorted(levels, table.number[answered])
+    winner, status, _ = ordinal_majority(
+        unit=units.of_answer[rows],
+        level=level[rows],
+        n_units=units.count,
+        n_levels=max(levels.size, 1),
+    )
+    mine = units.kind == ORDINAL
+    filled.status[mine] = status[mine]
+    fits = {}
+    if settings.method == "dawid-skene":
+        fits = _dawid_skene(table, units, level, levels, filled.status, winner, settings)
+    decided = mine & (filled.status == STATUSES.index(OK))
+    filled.value[decided] = _level_values(levels)[winner[decided]]
+    votes = answered & decided[units.of_answer]
+    filled.decisions[votes] = 1
+    filled.agreed[votes] = level[votes] == winner[units.of_answer[votes]]
+    return level, levels, fits
+
+
+def _tag_labels(
+    table: AnswerTable, units: _Units, filled: _Filled, n: np.ndarray, keep_share: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fill the tags units; returns the (unit, tag, count) of every tag chosen."""
+    n_tags = max(len(table.tags), 1)
+    pair_unit = units.of_answer[table.tag_row]
+    tag_unit, tag, count = tag_counts(
+        pair_unit=pair_unit, pair_tag=table.tag, n_units=units.count, n_tags=n_tags
+    )
+    kept = keep_tag(count=count, n=n[tag_unit], keep_share=keep_share)
+    mine = units.kind == TAGS
+    texts = joined_tags(
+        unit=tag_unit[kept], tag=tag[kept], n_units=units.count, tag_names=table.tags
+    )
+    filled.value[mine] = texts[mine]
+    # A rater decides, for each tag in play on the unit (chosen by someone), to choose it
+    # or not; agreed = in play - |the answer's tags symmetric difference the kept ones|.
+    rows = np.flatnonzero(table.kind == TAGS)
+    in_play = np.bincount(tag_unit, minlength=units.count)
+    n_kept = np.bincount(tag_unit[kept], minlength=units.count)
+    counted = tag_unit * np.int64(n_tags) + tag  # sorted (unit, tag) keys
+    pair_kept = kept[np.searchsorted(counted, pair_unit * np.int64(n_tags) + table.tag)]
+    chosen = np.bincount(table.tag_row, minlength=table.n_answers)[rows]
+    both = np.bincount(table.tag_row, weights=pair_kept, minlength=table.n_answers)[rows]
+    unit = units.of_answer[rows]
+    filled.decisions[rows] = in_play[unit]
+    filled.agreed[rows] = in_play[unit] - (chosen + n_kept[unit] - 2 * both.astype(np.int64))
+    return tag_unit, tag, count
+
+
+def analyse(answers: pd.DataFrame, *, settings: LabelSettings) -> LabelResult:
     """Labels, alpha and rater agreement of the answers (see ``answers`` for the input
     and ``result.LabelResult`` for the output). Raises LabelsError naming the line of
     the first unusable answer, or for unusable settings."""
     check_settings(settings)
     table = encode_answers(answers=answers)
     units = _Units(table)
-    kind = table.kind
-    value = np.full(units.count, None, dtype=object)
     n = np.bincount(units.of_answer, minlength=units.count)
-    status = np.full(units.count, STATUSES.index(OK), dtype=np.int64)
-    std = np.full(units.count, np.nan)
-    decisions = np.zeros(table.n_answers, dtype=np.int64)
-    agreed = np.zeros(table.n_answers, dtype=np.int64)
-
-    scores = kind == SCORE
-    mean, score_std, _ = score_means(
-        unit=units.of_answer[scores], score=table.number[scores], n_units=units.count
-    )
-    is_score = units.kind == SCORE
-    value[is_score] = mean[is_score]
-    std[is_score] = score_std[is_score]
-
-    ordinal = kind == ORDINAL
-    answered = ordinal & ~table.invalid
-    levels = np.sort(pd.unique(table.number[answered]))  # hashing: few distinct levels
-    level = np.full(table.n_answers, -1, dtype=np.int64)
-    level[answered] = np.searchsorted(levels, table.number[answered])
-    winner, ordinal_status, _ = ordinal_majority(
-        unit=units.of_answer[ordinal],
-        level=level[ordinal],
-        n_units=units.count,
-        n_levels=max(levels.size, 1),
-    )
-    is_ordinal = units.kind == ORDINAL
-    status[is_ordinal] = ordinal_status[is_ordinal]
-    fits = {}
-    if settings.method == "dawid-skene":
-        fits = _dawid_skene(table, units, level, levels, status, winner, settings)
-    decided = is_ordinal & (status == STATUSES.index(OK))
-    value[decided] = _level_values(levels)[winner[decided]]
-    votes = answered & decided[units.of_answer]
-    decisions[votes] = 1
-    agreed[votes] = level[votes] == winner[units.of_answer[votes]]
-
-    pair_unit = units.of_answer[table.tag_row]
-    tag_unit, tag, count = tag_counts(
-        pair_unit=pair_unit, pair_tag=table.tag, n_units=units.count, n_tags=max(len(table.tags), 1)
-    )
-    kept = keep_tag(count=count, n=n[tag_unit], keep_share=settings.keep_share)
-    is_tags = units.kind == TAGS
-    texts = joined_tags(
-        unit=tag_unit[kept], tag=tag[kept], n_units=units.count, tag_names=table.tags
-    )
-    value[is_tags] = texts[is_tags]
-    # A rater's decisions on a tags unit: chose or not, each tag in play (chosen by
-    # someone); agreed = in play - |answer symmetric difference kept|.
-    tags_rows = kind == TAGS
-    in_play = np.bincount(tag_unit, minlength=units.count)
-    n_kept = np.bincount(tag_unit[kept], minlength=units.count)
-    pair_key = pair_unit * np.int64(max(len(table.tags), 1)) + table.tag
-    pair_kept = kept[np.searchsorted(tag_unit * np.int64(max(len(table.tags), 1)) + tag, pair_key)]
-    chosen = np.bincount(table.tag_row, minlength=table.n_answers)
-    both = np.bincount(table.tag_row, weights=pair_kept, minlength=table.n_answers)
-    row_unit = units.of_answer
-    decisions[tags_rows] = in_play[row_unit[tags_rows]]
-    agreed[tags_rows] = (
-        in_play[row_unit] - (chosen + n_kept[row_unit] - 2 * both.astype(np.int64))
-    )[tags_rows]
-
+    filled = _Filled(table, units)
+    _score_labels(table, units, filled)
+    level, levels, fits = _ordinal_labels(table, units, filled, settings)
+    tag_unit, tag, count = _tag_labels(table, units, filled, n, settings.keep_share)
     alpha, tag_alpha = _alphas(table, units, level, levels, n, tag_unit, tag, count)
     labels = pd.DataFrame(
         {
             "item_id": _texts(table.items, units.item),
             "question": _texts(table.questions, units.question),
             "kind": _texts(KINDS, units.kind),
-            "value": value,
+            "value": filled.value,
             "n": n,
-            "status": _texts(STATUSES, status),
-            "std": std,
+            "status": _texts(STATUSES, filled.status),
+            "std": filled.std,
         }
     )
     return LabelResult(
@@ -245,7 +268,7 @@ def analyse(*, answers: pd.DataFrame, settings: LabelSettings) -> LabelResult:
         },
         alpha=alpha,
         tag_alpha=tag_alpha,
-        rater_agreement=_rater_agreement(table, agreed, decisions),
+        rater_agreement=_rater_agreement(table, filled.agreed, filled.decisions),
         dawid_skene=fits,
         n_answers=table.n_answers,
         n_raters=len(table.raters),

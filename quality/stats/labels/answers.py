@@ -160,13 +160,13 @@ def _tag_pairs(
 
 def _units(
     item: np.ndarray, question: np.ndarray, rater: np.ndarray, n_questions: int, n_raters: int
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """(unit of every answer, item and question of every unit), or (None, ...) when a
-    rater answered a unit twice."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(unit of every answer, item and question of every unit); None when a rater
+    answered a unit twice."""
     n_keys = (int(item.max(initial=0)) + 1) * n_questions
     keys, unit = key_codes(item * np.int64(n_questions) + question, n_keys=n_keys)
     if pd.Index(unit * np.int64(n_raters) + rater).has_duplicates:  # hashing, no sort
-        return None, keys, keys
+        return None
     return unit, keys // n_questions, keys % n_questions
 
 
@@ -211,14 +211,15 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
     number[(kind == TAGS) | invalid] = np.nan
     tag_row, tag, tags = _tag_pairs(answer, uniques, kind == TAGS, line)
 
-    unit, unit_item, unit_question = _units(item, question, rater, len(questions), len(raters))
-    if unit is None:
+    units = _units(item, question, rater, len(questions), len(raters))
+    if units is None:
         row, earlier = first_repeat([question, item, rater])
         raise LabelsError(
             f"line {line[row]}: rater {raters[rater[row]]!r} answered question "
             f"{questions[question[row]]!r} for item {items[item[row]]!r} again "
             f"(first on line {line[earlier]})"
         )
+    unit, unit_item, unit_question = units
     return AnswerTable(
         rater=rater,
         item=item,

@@ -83,7 +83,7 @@ def _codes(text: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
 
 
-def verify_labels(*, verdicts: pd.DataFrame, keep: int = 2) -> VerifyResult:
+def verify_labels(verdicts: pd.DataFrame, *, keep: int = 2) -> VerifyResult:
     """Kept labels, alpha and verifier accuracy (see the module docstring).
 
     Raises LabelsError naming the first unusable line (missing column, no verdicts, an
