@@ -152,7 +152,7 @@ class GroupSequentialPlan:
     def __post_init__(self) -> None:
         check_scale(alpha=self.alpha, low=self.low, high=self.high)
         looks = tuple(int(n) for n in self.looks)
-        if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:])):
+        if not looks or looks[0] < 2 or any(np.diff(looks) <= 0):
             raise ValueError("looks must be increasing whole numbers of ratings, the first >= 2")
         object.__setattr__(self, "looks", looks)
         normal = self.normal_boundaries

@@ -160,7 +160,8 @@ def run_study(
         )
         stop = stop_many(rule=rule, n=n, half_width=(upper - lower) / 2, final=_final(plan, n))
         open_[touched[stop]] = False
-    n, mean, lower, upper = (np.stack(parts) for parts in zip(*(plan.bounds(s) for s in states)))
+    per_dimension = [plan.bounds(state) for state in states]
+    n, mean, lower, upper = (np.stack([b[i] for b in per_dimension]) for i in range(4))
     return StudyRun(
         n=n,
         mean=mean,

@@ -116,7 +116,5 @@ def make_plan(
     if kind == "anytime":
         return AnytimeConfidenceSequence(alpha=alpha, low=low, high=high, grid_size=grid_size)
     if kind == "group_sequential":
-        return GroupSequentialPlan(
-            looks=looks, alpha=alpha, low=low, high=high, spending=spending
-        )
+        return GroupSequentialPlan(looks=looks, alpha=alpha, low=low, high=high, spending=spending)
     raise ValueError(f"unknown plan {kind!r}; one of {PLANS}")
