@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from quality.commands import analyze, compare, labels, rank, verify
+from quality.commands import analyze, compare, labels, rank, sequence, verify
 from quality.commands.io import EXIT_BAD_INPUT
 
-COMMANDS = (analyze, compare, rank, labels, verify)
+COMMANDS = (analyze, compare, rank, labels, verify, sequence)
 
 
 def _parser() -> argparse.ArgumentParser:

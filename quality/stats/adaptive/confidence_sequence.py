@@ -40,7 +40,7 @@ State per (video, dimension): n, two running sums and the two log-capitals on th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -61,6 +61,7 @@ class BettingState:
     """
 
     n: np.ndarray
+    score_total: np.ndarray  # sum of the scores themselves, for an exact mean
     total: np.ndarray  # sum y_i
     squares: np.ndarray  # sum (y_i - mu_i)^2, the plug-in variance's numerator
     log_plus: np.ndarray  # log K+_t(m) on the grid
@@ -109,8 +110,8 @@ class AnytimeConfidenceSequence:
         return self.start_many(shape=())
 
     def update(self, state: BettingState, *, score: float) -> BettingState:
-        y = (check_score(score, low=self.low, high=self.high) - self.low) / (self.high - self.low)
-        return self._advance(state, np.asarray(y))
+        x = check_score(score, low=self.low, high=self.high)
+        return self._advance(state, np.asarray(x))
 
     def interval(self, state: BettingState) -> Interval:
         n, mean, lower, upper = self.bounds(state)
@@ -128,6 +129,7 @@ class AnytimeConfidenceSequence:
         zeros = np.zeros(shape)
         return BettingState(
             n=np.zeros(shape, dtype=np.int64),
+            score_total=zeros.copy(),
             total=zeros,
             squares=zeros.copy(),
             log_plus=np.zeros((*shape, self.grid_size)),
@@ -138,9 +140,9 @@ class AnytimeConfidenceSequence:
 
     def update_rows(self, state: BettingState, *, rows: np.ndarray, scores: np.ndarray) -> None:
         """Add one score to each of ``rows`` (distinct) of a 1-d batch, in place."""
-        y = (np.asarray(scores, dtype=np.float64) - self.low) / (self.high - self.low)
         part = BettingState(
             n=state.n[rows],
+            score_total=state.score_total[rows],
             total=state.total[rows],
             squares=state.squares[rows],
             log_plus=state.log_plus[rows],
@@ -148,8 +150,8 @@ class AnytimeConfidenceSequence:
             lower=state.lower[rows],
             upper=state.upper[rows],
         )
-        new = self._advance(part, y)
-        for name in ("n", "total", "squares", "log_plus", "log_minus", "lower", "upper"):
+        new = self._advance(part, np.asarray(scores, dtype=np.float64))
+        for name in (f.name for f in fields(BettingState)):
             getattr(state, name)[rows] = getattr(new, name)
 
     def bounds(self, state: BettingState) -> tuple[np.ndarray, ...]:
@@ -161,10 +163,10 @@ class AnytimeConfidenceSequence:
         upper = np.where(crossed, middle, upper)
         width = self.high - self.low
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(state.n > 0, state.total / state.n, np.nan)
+            mean = np.where(state.n > 0, state.score_total / state.n, np.nan)
         return (
             state.n,
-            self.low + width * mean,
+            mean,
             self.low + width * lower,
             self.low + width * upper,
         )
@@ -196,6 +198,7 @@ class AnytimeConfidenceSequence:
             log_plus, log_minus = plus[-1], minus[-1]
         state = BettingState(
             n=t.astype(np.int64),
+            score_total=np.cumsum(values),
             total=np.cumsum(y),
             squares=squares,
             log_plus=np.empty(0),
@@ -238,7 +241,9 @@ class AnytimeConfidenceSequence:
         last_kept = last - np.argmin(log_minus[..., ::-1] >= threshold, axis=-1)
         return grid[np.maximum(first_kept - 1, 0)], grid[np.minimum(last_kept + 1, last)]
 
-    def _advance(self, state: BettingState, y: np.ndarray) -> BettingState:
+    def _advance(self, state: BettingState, x: np.ndarray) -> BettingState:
+        """The state after one more score x (on the score scale) per batch element."""
+        y = (x - self.low) / (self.high - self.low)
         n = state.n + 1
         t = n.astype(np.float64)
         bet = self._bets(t, state.squares)
@@ -250,6 +255,7 @@ class AnytimeConfidenceSequence:
         lower, upper = self._grid_bounds(log_plus, log_minus)
         return BettingState(
             n=n,
+            score_total=state.score_total + x,
             total=total,
             squares=state.squares + (y - mu) ** 2,
             log_plus=log_plus,
