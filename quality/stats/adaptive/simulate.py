@@ -133,8 +133,9 @@ def run_study(
     """Serve sessions until every video stopped (module docstring).
 
     ``concurrent_sessions`` sessions are drawn from the videos open at the same moment
-    and scored before the rule looks again, as when many raters are served at once: a
-    video may then overshoot its stop by the ratings already in flight.
+    and scored before the rule looks again, as when many raters are served at once; here
+    a video is in at most one of them, so it overshoots its stop by at most the one rating
+    in flight (a platform that serves a video to several raters at once overshoots more).
     """
     dimensions, videos = source.shape
     states = [plan.start_many(shape=(videos,)) for _ in range(dimensions)]
@@ -145,7 +146,10 @@ def run_study(
         candidates = np.flatnonzero(open_)
         touched = []
         for _ in range(concurrent_sessions):
+            if candidates.size == 0:
+                break  # every open video already has a rating in flight
             chosen = rng.choice(candidates, size=min(session_size, candidates.size), replace=False)
+            candidates = np.setdiff1d(candidates, chosen, assume_unique=True)
             scores = source.session(rng, chosen)
             for d in range(dimensions):
                 plan.update_rows(states[d], rows=chosen, scores=scores[d])

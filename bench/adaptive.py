@@ -1,0 +1,479 @@
+"""Benchmark: adaptive collection (stop a video once its score is known; informative pairs)
+against the fixed designs it would replace, all in the same run.
+
+1. GAIA-shaped single-stimulus studies (3 dimensions, 0-100 slider) with a known truth:
+   rater bias and inconsistency from SUREAL's MLE model fitted to the three public sets
+   (tests/data/sureal), rescaled so that the raters' own noise is GAIA's smallest
+   per-video SD (8 points), and content ambiguity spreading the per-video SD uniformly
+   over GAIA's 8-25 points. The fixed design rates every video 35 times. Its worst-case
+   interval, the t half-width at 35 ratings of a video with SD 25 (8.6 points), is the
+   target every adaptive rule must reach with its own (valid) interval. Reported per
+   rule: ratings used vs 35, coverage of the true per-video mean at the stop, the share
+   that reached the target before the cap, and the Z-scored MOS (per-rater z, then the
+   mean, as GAIA) against the truth (SRCC; RMSE after a least-squares line onto the truth)
+   beside a fixed design spending the same budget evenly.
+2. The three public sets, each video's ratings resampled: the same saving and coverage
+   figures, the fixed design being the set's own ratings per video (median).
+3. Paired comparison (10-30 conditions, 20 % ties, Thurstone with a tie band): judgments
+   needed to match the full balanced design's scale accuracy (RMSE to the true scale,
+   Spearman), for this project's active choice (ASAP's batch information gain with pending
+   updates and the rater constraints), random pairs and Swiss-system pairing (implemented
+   here from the FIDE rules: neighbours in the current ranking).
+
+    .venv/bin/python bench/adaptive.py [--quick]
+
+Last stdout line: one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import special, stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence  # noqa: E402
+from quality.stats.adaptive.group_sequential import GroupSequentialPlan  # noqa: E402
+from quality.stats.adaptive.pairs import all_pairs, choose_pairs  # noqa: E402
+from quality.stats.adaptive.repeated_t import RepeatedTInterval  # noqa: E402
+from quality.stats.adaptive.scaling import fit_scale, outcome_probabilities  # noqa: E402
+from quality.stats.adaptive.simulate import (  # noqa: E402
+    RaterModelSource,
+    ResampledRatings,
+    run_study,
+)
+from quality.stats.adaptive.stopping import StoppingRule  # noqa: E402
+from quality.stats.subjective import fit_mle, read_scores_csv  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "sureal"
+DATASETS = {
+    "NFLX": "NFLX_dataset_public_raw.csv",
+    "VQEGHD3": "VQEGHD3_dataset_raw.csv",
+    "AGH": "quality_variation_2017_agh_tv_dataset.csv",
+}
+FIXED = 35
+SD_RANGE = (8.0, 25.0)  # GAIA's per-video SD on the 0-100 slider
+SESSION = 10  # videos per rater session
+CONCURRENT = 20  # sessions served between two looks of the rule (ratings in flight)
+
+
+def t_half_width(sd: float, n: int, alpha: float = 0.05) -> float:
+    return float(special.stdtrit(n - 1, 1 - alpha / 2) * sd / np.sqrt(n))
+
+
+# 1. GAIA-shaped studies -------------------------------------------------------------------
+
+
+def rater_model_from_public_sets() -> dict:
+    """SUREAL MLE (the project's fit_mle) on each public set: rater bias sd, the raters'
+    inconsistencies, and the per-video content ambiguity by moments (the project's MLE
+    is content-oblivious): a_i^2 = max(0, mean_j r_ij^2 - mean_j v_j^2)."""
+    biases, inconsistencies, ambiguities = [], [], []
+    for name in DATASETS.values():
+        matrix = read_scores_csv(path=DATA / name).scores
+        fit = fit_mle(scores=matrix)
+        present = ~np.isnan(matrix)
+        residual = matrix - fit.quality_scores[:, None] - fit.observer_bias[None, :]
+        v2 = np.where(present, fit.observer_inconsistency[None, :] ** 2, np.nan)
+        ambiguity = np.sqrt(np.maximum(np.nanmean(residual**2, 1) - np.nanmean(v2, 1), 0))
+        biases.append(fit.observer_bias.std())
+        inconsistencies.append(fit.observer_inconsistency)
+        ambiguities.append(ambiguity)
+    return {
+        "bias_sd": float(np.mean(biases)),
+        "inconsistency": np.concatenate(inconsistencies),
+        "ambiguity": np.concatenate(ambiguities),
+    }
+
+
+def gaia_source(fitted: dict, *, videos: int, rng: np.random.Generator) -> RaterModelSource:
+    rater_sd = np.sqrt(fitted["bias_sd"] ** 2 + np.mean(fitted["inconsistency"] ** 2))
+    scale = SD_RANGE[0] / rater_sd  # the raters' own noise is the smallest per-video SD
+    bias_sd = fitted["bias_sd"] * scale
+    pool = fitted["inconsistency"] * scale
+    # A video's ambiguity is shared by its dimensions, with a little jitter per dimension.
+    level = rng.uniform(*SD_RANGE, size=videos)
+    sd = np.clip(level + rng.normal(0, 1.5, size=(3, videos)), *SD_RANGE)
+    ambiguity = np.sqrt(np.maximum(sd**2 - (SD_RANGE[0]) ** 2, 0.0))
+    return RaterModelSource(
+        quality=rng.uniform(15, 85, size=(3, videos)),
+        ambiguity=ambiguity,
+        bias_sd=bias_sd,
+        inconsistency=pool,
+    )
+
+
+def zscored_mos(run) -> np.ndarray:
+    """GAIA's Z-scored MOS: each rater's (session's) scores z-scored per dimension, then
+    the mean per video. (dimensions, videos)."""
+    dims, videos = run.n.shape
+    out = np.empty((dims, videos))
+    for d in range(dims):
+        score = run.scores[d]
+        count = np.bincount(run.rater)
+        mean = np.bincount(run.rater, weights=score) / count
+        deviation = score - mean[run.rater]
+        sd = np.sqrt(np.bincount(run.rater, weights=deviation**2) / count)
+        z = np.where(sd[run.rater] > 0, deviation / np.where(sd > 0, sd, 1)[run.rater], 0.0)
+        out[d] = np.bincount(run.video, weights=z, minlength=videos) / np.maximum(
+            np.bincount(run.video, minlength=videos), 1
+        )
+    return out
+
+
+def closeness(estimate: np.ndarray, truth: np.ndarray) -> dict:
+    """Mean over dimensions of SRCC and of RMSE after a least-squares line onto the truth."""
+    srcc, rmse = [], []
+    for e, t in zip(estimate, truth, strict=True):
+        srcc.append(stats.spearmanr(e, t).statistic)
+        slope, intercept = np.polyfit(e, t, 1)
+        rmse.append(np.sqrt(np.mean((slope * e + intercept - t) ** 2)))
+    return {"srcc": round(float(np.mean(srcc)), 4), "rmse": round(float(np.mean(rmse)), 3)}
+
+
+def summarise(run, truth: np.ndarray, *, target: float, fixed: int) -> dict:
+    half = (run.upper - run.lower) / 2
+    used = run.ratings_used / run.n.shape[1]
+    return {
+        "ratings_per_video": round(used, 2),
+        "saving_vs_fixed": round(1 - used / fixed, 3),
+        "coverage": round(float(run.covered(truth).mean()), 4),
+        "reached_target": round(float((half <= target + 1e-9).all(axis=0).mean()), 3),
+        "max_ratings": int(run.n[0].max()),
+    }
+
+
+def part_gaia(args, rng) -> dict:
+    fitted = rater_model_from_public_sets()
+    source = gaia_source(fitted, videos=args.videos, rng=rng)
+    truth = source.true_means()
+    target = t_half_width(SD_RANGE[1], FIXED)
+    cap = 150
+    looks = (10, 15, 20, 25, 30, 35, 40, 45, 50)
+    plans = {
+        "fixed35": (
+            RepeatedTInterval(),
+            StoppingRule(target_half_width=1e-9, min_ratings=FIXED, max_ratings=FIXED),
+        ),
+        "anytime_cs": (
+            AnytimeConfidenceSequence(),
+            StoppingRule(target_half_width=target, max_ratings=cap),
+        ),
+        "group_sequential_obf": (
+            GroupSequentialPlan(looks=looks, spending="obrien_fleming"),
+            StoppingRule(target_half_width=target, max_ratings=looks[-1]),
+        ),
+        "group_sequential_pocock": (
+            GroupSequentialPlan(looks=looks, spending="pocock"),
+            StoppingRule(target_half_width=target, max_ratings=looks[-1]),
+        ),
+        "naive_t": (RepeatedTInterval(), StoppingRule(target_half_width=target, max_ratings=cap)),
+    }
+    figures = {
+        "videos": args.videos,
+        "dimensions": 3,
+        "target_half_width": round(target, 3),
+        "rater_model": {
+            "bias_sd": round(float(source.bias_sd), 2),
+            "inconsistency_median": round(float(np.median(source.inconsistency)), 2),
+            "public_sets_ambiguity_median_5pt": round(float(np.median(fitted["ambiguity"])), 3),
+        },
+        "rules": {},
+    }
+    for name, (plan, rule) in plans.items():
+        start = time.perf_counter()
+        run = run_study(
+            source=source,
+            plan=plan,
+            rule=rule,
+            rng=np.random.default_rng(args.seed),
+            session_size=SESSION,
+            concurrent_sessions=CONCURRENT,
+        )
+        entry = summarise(run, truth, target=target, fixed=FIXED)
+        entry["zmos"] = closeness(zscored_mos(run), truth)
+        if name == "fixed35":
+            half = (run.upper - run.lower) / 2
+            entry["t_half_width_p50_p95_max"] = [
+                round(float(q), 2) for q in np.quantile(half, [0.5, 0.95, 1.0])
+            ]
+        else:
+            budget = max(2, round(entry["ratings_per_video"]))
+            even = run_study(
+                source=source,
+                plan=RepeatedTInterval(),
+                rule=StoppingRule(target_half_width=1e-9, min_ratings=budget, max_ratings=budget),
+                rng=np.random.default_rng(args.seed + 1),
+                session_size=SESSION,
+                concurrent_sessions=CONCURRENT,
+            )
+            entry["zmos_fixed_equal_budget"] = closeness(zscored_mos(even), truth)
+        entry["seconds"] = round(time.perf_counter() - start, 1)
+        figures["rules"][name] = entry
+    return figures
+
+
+# 2. The public sets, resampled --------------------------------------------------------
+
+
+def part_public(args) -> dict:
+    out = {}
+    for case, name in DATASETS.items():
+        matrix = read_scores_csv(path=DATA / name).scores
+        ratings = tuple(row[~np.isnan(row)] for row in matrix)
+        source = ResampledRatings(ratings=ratings, low=1.0, high=5.0)
+        truth = source.true_means()
+        fixed = int(np.median([r.size for r in ratings]))
+        target = max(t_half_width(r.std(ddof=1), fixed) for r in ratings)
+        looks = tuple(sorted({int(round(fixed * f)) for f in (0.4, 0.6, 0.8, 1.0, 1.2, 1.4)}))
+        plans = {
+            "anytime_cs": (
+                AnytimeConfidenceSequence(low=1, high=5),
+                StoppingRule(target_half_width=target, max_ratings=8 * fixed),
+            ),
+            "group_sequential_obf": (
+                GroupSequentialPlan(looks=looks, low=1, high=5),
+                StoppingRule(target_half_width=target, max_ratings=looks[-1]),
+            ),
+            "naive_t": (
+                RepeatedTInterval(low=1, high=5),
+                StoppingRule(target_half_width=target, max_ratings=8 * fixed),
+            ),
+        }
+        entry = {"videos": len(ratings), "fixed": fixed, "target_half_width": round(target, 3)}
+        for rule_name, (plan, rule) in plans.items():
+            covered, used, reached = [], [], []
+            for rep in range(args.public_repeats):
+                run = run_study(
+                    source=source,
+                    plan=plan,
+                    rule=rule,
+                    rng=np.random.default_rng(args.seed + 100 * rep),
+                    session_size=SESSION,
+                )
+                covered.append(run.covered(truth).mean())
+                used.append(run.ratings_used / len(ratings))
+                reached.append(((run.upper - run.lower) / 2 <= target + 1e-9).mean())
+            entry[rule_name] = {
+                "ratings_per_video": round(float(np.mean(used)), 2),
+                "saving_vs_fixed": round(1 - float(np.mean(used)) / fixed, 3),
+                "coverage": round(float(np.mean(covered)), 4),
+                "reached_target": round(float(np.mean(reached)), 3),
+            }
+        out[case] = entry
+    return out
+
+
+# 3. Paired comparisons -----------------------------------------------------------------
+
+
+def tie_band_for(scale: np.ndarray, share: float) -> float:
+    """tau giving ``share`` ties over the balanced design's pairs."""
+    first, second = all_pairs(scale.size)
+    d = scale[first] - scale[second]
+    low, high = 0.0, 5.0
+    for _ in range(60):
+        tau = (low + high) / 2
+        if outcome_probabilities(d, tau)[:, 1].mean() < share:
+            low = tau
+        else:
+            high = tau
+    return (low + high) / 2
+
+
+def judge(rng, scale, tau, left, right) -> np.ndarray:
+    p = outcome_probabilities(scale[left] - scale[right], tau)
+    u = rng.random(left.size)
+    return np.where(u < p[:, 0], 1, np.where(u < p[:, 0] + p[:, 1], 0, -1))
+
+
+def accuracy(estimate: np.ndarray, scale: np.ndarray) -> tuple[float, float]:
+    e, s = estimate - estimate.mean(), scale - scale.mean()
+    return float(np.sqrt(np.mean((e - s) ** 2))), float(stats.spearmanr(e, s).statistic)
+
+
+def swiss_batch(posterior, round_number: int) -> list[tuple[int, int]]:
+    """Swiss-system pairing (FIDE Handbook C.04): conditions ranked by their current score,
+    neighbours paired, the pairing shifted by one every other round so the chain links."""
+    order = np.argsort(posterior.mean)
+    start = round_number % 2
+    return [(int(order[k]), int(order[k + 1])) for k in range(start, order.size - 1, 2)]
+
+
+def preference_trajectory(method, scale, tau, budget, batch, rng) -> list[tuple[int, float, float]]:
+    size = scale.size
+    left, right, outcome = (np.empty(0, dtype=np.int64) for _ in range(3))
+    history: list[tuple[int, int, int]] = []
+    trajectory = []
+    raters = 30
+    turn = 0
+    while left.size < budget:
+        posterior = fit_scale(n_conditions=size, left=left, right=right, outcome=outcome)
+        if left.size:
+            trajectory.append((left.size, *accuracy(posterior.mean, scale)))
+        if method == "active":
+            per = max(1, batch // 10)
+            requests = {(turn * 10 + r) % raters: per for r in range(10)}
+            chosen = choose_pairs(
+                posterior=posterior,
+                requests=requests,
+                history=history,
+                repeat_limit=2,
+                seed=int(rng.integers(1 << 31)),
+            )
+            new = [(c.left, c.right) for c in chosen]
+            history += [(c.rater, c.left, c.right) for c in chosen]
+        elif method == "swiss":
+            new = []
+            while len(new) < batch:
+                new += [
+                    (i, j) if rng.random() < 0.5 else (j, i)
+                    for i, j in swiss_batch(posterior, turn + len(new))
+                ]
+        else:
+            first, second = all_pairs(size)
+            k = rng.integers(first.size, size=batch)
+            flip = rng.random(batch) < 0.5
+            new = list(
+                zip(
+                    np.where(flip, second[k], first[k]),
+                    np.where(flip, first[k], second[k]),
+                    strict=True,
+                )
+            )
+        new = np.asarray(new[:batch], dtype=np.int64)
+        left = np.concatenate([left, new[:, 0]])
+        right = np.concatenate([right, new[:, 1]])
+        outcome = np.concatenate([outcome, judge(rng, scale, tau, new[:, 0], new[:, 1])])
+        turn += 1
+    posterior = fit_scale(n_conditions=size, left=left, right=right, outcome=outcome)
+    trajectory.append((left.size, *accuracy(posterior.mean, scale)))
+    return trajectory
+
+
+def part_preference(args) -> dict:
+    out = {}
+    for size in args.conditions:
+        repeats_per_pair = 6
+        pairs = size * (size - 1) // 2
+        full_budget = repeats_per_pair * pairs
+        batch = max(10, pairs // 4)
+        full, methods = [], {"active": [], "random": [], "swiss": []}
+        for rep in range(args.preference_repeats):
+            rng = np.random.default_rng(args.seed + rep)
+            scale = np.sort(rng.uniform(0, 0.2 * size + 2, size))
+            tau = tie_band_for(scale, 0.2)
+            first, second = all_pairs(size)
+            left = np.tile(first, repeats_per_pair)
+            right = np.tile(second, repeats_per_pair)
+            flip = rng.random(left.size) < 0.5
+            left, right = np.where(flip, right, left), np.where(flip, left, right)
+            outcome = judge(rng, scale, tau, left, right)
+            posterior = fit_scale(n_conditions=size, left=left, right=right, outcome=outcome)
+            full.append(accuracy(posterior.mean, scale))
+            for method in methods:
+                methods[method].append(
+                    preference_trajectory(
+                        method,
+                        scale,
+                        tau,
+                        full_budget,
+                        batch,
+                        np.random.default_rng(args.seed + 1000 + rep),
+                    )
+                )
+        full_rmse = float(np.mean([f[0] for f in full]))
+        full_srcc = float(np.mean([f[1] for f in full]))
+        entry = {
+            "full_balanced": {
+                "judgments": full_budget,
+                "rmse": round(full_rmse, 4),
+                "srcc": round(full_srcc, 4),
+            },
+        }
+        for method, runs in methods.items():
+            steps = min(len(r) for r in runs)
+            counts = np.array([runs[0][k][0] for k in range(steps)])
+            rmse = np.array([np.mean([r[k][1] for r in runs]) for k in range(steps)])
+            srcc = np.array([np.mean([r[k][2] for r in runs]) for k in range(steps)])
+            need_rmse = counts[np.argmax(rmse <= full_rmse)] if (rmse <= full_rmse).any() else None
+            need_srcc = counts[np.argmax(srcc >= full_srcc)] if (srcc >= full_srcc).any() else None
+            entry[method] = {
+                "judgments_to_full_rmse": None if need_rmse is None else int(need_rmse),
+                "saving_rmse": None if need_rmse is None else round(1 - need_rmse / full_budget, 3),
+                "judgments_to_full_srcc": None if need_srcc is None else int(need_srcc),
+                "saving_srcc": None if need_srcc is None else round(1 - need_srcc / full_budget, 3),
+                "rmse_at_full_budget": round(float(rmse[-1]), 4),
+            }
+        out[f"C{size}"] = entry
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller studies (about a minute)")
+    parser.add_argument("--seed", type=int, default=2024)
+    args = parser.parse_args()
+    args.videos = 600 if args.quick else 2000
+    args.public_repeats = 2 if args.quick else 10
+    args.conditions = (10, 20) if args.quick else (10, 20, 30)
+    args.preference_repeats = 3 if args.quick else 8
+    start = time.perf_counter()
+    gaia = part_gaia(args, np.random.default_rng(args.seed))
+    print(
+        f"1. GAIA-shaped: {gaia['videos']} videos x 3 dimensions, target half-width "
+        f"{gaia['target_half_width']} (t at 35 ratings, SD 25)"
+    )
+    print(
+        f"{'rule':<26}{'ratings':>8}{'saving':>8}{'cover':>8}{'reached':>8}{'zSRCC':>7}"
+        f"{'zRMSE':>7}{'even SRCC':>10}{'even RMSE':>10}"
+    )
+    for name, e in gaia["rules"].items():
+        even = e.get("zmos_fixed_equal_budget", e["zmos"])
+        print(
+            f"{name:<26}{e['ratings_per_video']:>8.1f}{e['saving_vs_fixed']:>8.1%}"
+            f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}{e['zmos']['srcc']:>7.3f}"
+            f"{e['zmos']['rmse']:>7.2f}{even['srcc']:>10.3f}{even['rmse']:>10.2f}"
+        )
+    public = part_public(args)
+    print("2. Public sets, resampled (5-point scale)")
+    for case, entry in public.items():
+        for rule in ("anytime_cs", "group_sequential_obf", "naive_t"):
+            e = entry[rule]
+            print(
+                f"{case:<8}fixed {entry['fixed']:>3} target {entry['target_half_width']:.3f} "
+                f"{rule:<22}{e['ratings_per_video']:>7.1f}{e['saving_vs_fixed']:>8.1%}"
+                f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}"
+            )
+    preference = part_preference(args)
+    print("3. Paired comparison, 20% ties: judgments to reach the full balanced design")
+    for case, entry in preference.items():
+        full = entry["full_balanced"]
+        print(
+            f"{case}: full {full['judgments']} judgments, RMSE {full['rmse']}, SRCC {full['srcc']}"
+        )
+        for method in ("active", "swiss", "random"):
+            e = entry[method]
+            print(
+                f"   {method:<10} to RMSE {e['judgments_to_full_rmse']} (saving {e['saving_rmse']})"
+                f"  to SRCC {e['judgments_to_full_srcc']} (saving {e['saving_srcc']})"
+            )
+    summary = {
+        "bench": "adaptive",
+        "quick": args.quick,
+        "seconds": round(time.perf_counter() - start, 1),
+        "gaia": gaia,
+        "public": public,
+        "preference": preference,
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
