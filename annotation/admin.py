@@ -1,22 +1,21 @@
 """The Django admin, set up for study admins: search, filters and inlines."""
 
-from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import Count, Q
 
 from annotation.models import (
+    Answer,
     Assignment,
     Dimension,
-    ExpertScore,
+    Item,
+    ItemMember,
     Participation,
     Payment,
-    QualificationAnswer,
     Rater,
     Rating,
     Session,
     SessionItem,
-    Stimulus,
     Study,
     TutorialPair,
 )
@@ -25,11 +24,6 @@ from annotation.services.studies import study_build_sessions
 
 class DimensionInline(admin.TabularInline):
     model = Dimension
-    extra = 0
-
-
-class ExpertScoreInline(admin.TabularInline):
-    model = ExpertScore
     extra = 0
 
 
@@ -50,7 +44,7 @@ class StudyAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("name",)}
     inlines = [DimensionInline]
     fieldsets = (
-        (None, {"fields": ("name", "slug", "state", "instructions", "consent_text")}),
+        (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),
         (
             "Sessions",
             {
@@ -85,6 +79,7 @@ class StudyAdmin(admin.ModelAdmin):
             {
                 "fields": (
                     "entry_token",
+                    "open_to_signed_in",
                     "completion_url",
                     "screenout_url",
                     "payment_per_session",
@@ -103,10 +98,9 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         readonly = super().get_readonly_fields(request, obj)
-        if obj is not None and (
-            Rating.objects.filter(dimension__study=obj).exists()
-            or QualificationAnswer.objects.filter(dimension__study=obj).exists()
-        ):
+        if obj is not None and Item.objects.filter(study=obj).exists():
+            readonly = (*readonly, "design")  # its items are made: they are of this design
+        if obj is not None and Answer.objects.filter(item__study=obj).exists():
             return (*readonly, *self.scale_fields)
         return readonly
 
@@ -152,94 +146,6 @@ class StudyAdmin(admin.ModelAdmin):
             )
 
 
-class StimulusUploadForm(forms.ModelForm):
-    """The admin's add form: the upload goes through the same service as the API."""
-
-    class Meta:
-        model = Stimulus
-        fields = [
-            "study",
-            "role",
-            "source_file",
-            "prompt",
-            "action",
-            "action_class",
-            "action_subclass",
-            "source_model",
-        ]
-
-    def clean(self):
-        from annotation.errors import ApplicationError
-        from annotation.services.uploads import stimulus_upload
-
-        data = super().clean()
-        if self.errors:
-            return data
-        labels = {
-            k: data.get(k, "")
-            for k in ("prompt", "action", "action_class", "action_subclass", "source_model")
-        }
-        try:
-            self.uploaded = stimulus_upload(
-                study=data["study"], upload=data["source_file"], role=data["role"], labels=labels
-            )
-        except ApplicationError as exc:
-            raise forms.ValidationError(exc.message) from None
-        return data
-
-
-@admin.register(Stimulus)
-class StimulusAdmin(admin.ModelAdmin):
-    list_display = (
-        "__str__",
-        "study",
-        "role",
-        "status",
-        "action",
-        "action_class",
-        "source_model",
-        "width",
-        "height",
-        "fps",
-    )
-    list_filter = ("study", "role", "status", "action_class", "source_model")
-    search_fields = ("original_name", "prompt", "action", "checksum", "public_id")
-    readonly_fields = (
-        "public_id",
-        "checksum",
-        "status",
-        "processing_error",
-        "width",
-        "height",
-        "fps",
-        "frame_count",
-        "duration_s",
-        "codec",
-        "metadata",
-        "rendition",
-        "poster",
-    )
-    inlines = [ExpertScoreInline]
-    list_select_related = ("study",)
-
-    def get_form(self, request, obj=None, **kwargs):
-        if obj is None:
-            kwargs["form"] = StimulusUploadForm
-        return super().get_form(request, obj, **kwargs)
-
-    def get_inlines(self, request, obj):
-        return self.inlines if obj is not None else []
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields if obj is not None else ()
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return super().save_model(request, obj, form, change)
-        obj.pk = form.uploaded.pk  # stored by the upload service in form.clean()
-        obj.refresh_from_db()
-
-
 @admin.register(TutorialPair)
 class TutorialPairAdmin(admin.ModelAdmin):
     list_display = ("label", "study", "dimension", "order")
@@ -251,7 +157,7 @@ class TutorialPairAdmin(admin.ModelAdmin):
 class SessionItemInline(admin.TabularInline):
     model = SessionItem
     extra = 0
-    raw_id_fields = ("stimulus",)
+    raw_id_fields = ("item",)
 
 
 @admin.register(Session)
@@ -306,7 +212,7 @@ class AssignmentAdmin(admin.ModelAdmin):
         "session",
         "state",
         "position",
-        "golden_agreement_plcc",
+        "golden_agreement",
         "eligible_for_next",
         "flagged_line_clicker",
         "last_activity_at",
@@ -318,30 +224,62 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_select_related = ("rater__user", "session__study")
 
 
-@admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "stimulus", "dimension", "score", "answered_at")
-    list_filter = ("dimension__study", "dimension__key")
-    raw_id_fields = ("assignment", "stimulus", "dimension")
-    # what Assignment.__str__ (rater, session) and Dimension.__str__ (study) read
-    list_select_related = (
-        "assignment__rater__user",
-        "assignment__session__study",
-        "stimulus",
-        "dimension__study",
+class RatingInline(admin.TabularInline):
+    model = Rating
+    extra = 0
+    fields = ("stimulus", "dimension", "score")
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    """Answers are the raters' own: shown, never edited here (an exclusion takes them out
+    of the numbers, with its reason on record)."""
+
+    list_display = ("client_uuid", "participation", "item", "assignment", "attempt", "received_at")
+    list_filter = ("item__study", "item__role")
+    search_fields = ("client_uuid", "item__public_id")
+    raw_id_fields = ("item", "participation", "assignment")
+    readonly_fields = (
+        "client_uuid",
+        "item",
+        "participation",
+        "assignment",
+        "attempt",
+        "layout",
+        "values_digest",
+        "shown_at",
+        "answered_at",
+        "received_at",
+        "watch_time_ms",
+        "plays",
+        "stalls",
     )
-
-
-@admin.register(QualificationAnswer)
-class QualificationAnswerAdmin(admin.ModelAdmin):
-    list_display = ("participation", "attempt", "stimulus", "dimension", "score")
-    raw_id_fields = ("participation", "stimulus", "dimension")
+    inlines = [RatingInline]
+    # what Participation.__str__ and Assignment.__str__ (rater, session, study) read
     list_select_related = (
         "participation__rater__user",
         "participation__study",
-        "stimulus",
-        "dimension__study",
+        "item",
+        "assignment__rater__user",
+        "assignment__session__study",
     )
+
+
+class ItemMemberInline(admin.TabularInline):
+    model = ItemMember
+    extra = 0
+    raw_id_fields = ("stimulus",)
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("public_id", "study", "role", "dimension", "content", "created_at")
+    list_filter = ("study", "role")
+    search_fields = ("public_id", "content")
+    inlines = [ItemMemberInline]
+    list_select_related = ("study", "dimension__study")
 
 
 @admin.register(Payment)

@@ -7,8 +7,8 @@ from datetime import timedelta
 from django.db.models import Avg, Max, Min
 from django.utils import timezone
 
-from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
-from annotation.services.assignments import break_seconds_left
+from annotation.models import Answer, Assignment, Item, Participation, Session, Study
+from annotation.selectors import break_seconds_left
 
 
 def _state_label(assignment: Assignment) -> str:
@@ -23,9 +23,9 @@ def study_monitor(*, study: Study) -> dict:
         Assignment.objects.filter(session__study=study)
         .select_related("rater", "session")
         .annotate(
-            first_answer=Min("ratings__received_at"),
-            last_answer=Max("ratings__received_at"),
-            mean_watch_ms=Avg("ratings__watch_time_ms"),
+            first_answer=Min("answers__received_at"),
+            last_answer=Max("answers__received_at"),
+            mean_watch_ms=Avg("answers__watch_time_ms"),
         )
         .order_by("session__index", "started_at")
     )
@@ -53,7 +53,7 @@ def study_monitor(*, study: Study) -> dict:
                 "break_seconds_left": break_seconds_left(a),
                 "seconds_per_stimulus": seconds_per_stimulus,
                 "last_activity_at": a.last_activity_at.isoformat() if a.last_activity_at else None,
-                "golden_agreement_plcc": a.golden_agreement_plcc,
+                "golden_agreement": a.golden_agreement,
                 "eligible_for_next": a.eligible_for_next,
                 "flagged_line_clicker": a.flagged_line_clicker,
                 "flag_reason": a.flag_reason,
@@ -63,13 +63,15 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
             }
         )
-    dims = study.dimensions.count() or 1
-    stimuli = Stimulus.objects.filter(study=study, role=Stimulus.Role.STIMULUS).count()
-    ratings = Rating.objects.filter(dimension__study=study, stimulus__role=Stimulus.Role.STIMULUS)
-    answers = ratings.count() // dims
+    # Progress in the study's items (a video for sliders, a pair for preference, ...).
+    stimuli = Item.objects.filter(study=study, role=Item.Role.STIMULUS).count()
+    regular = Answer.objects.filter(
+        item__study=study, item__role=Item.Role.STIMULUS, assignment__isnull=False
+    )
+    answers = regular.count()
     sessions = Session.objects.filter(study=study).count()
     target_per_stimulus = study.target_raters_per_stimulus
-    recent = ratings.filter(received_at__gte=timezone.now() - timedelta(hours=1)).count() // dims
+    recent = regular.filter(received_at__gte=timezone.now() - timedelta(hours=1)).count()
     remaining = max(0, stimuli * target_per_stimulus - answers)
     return {
         "study": study.slug,

@@ -1,50 +1,76 @@
-"""Reads for the rater flow: which step a rater is at, and what to show next."""
+"""Reads for the rater flow: which step a rater is at, their sessions, what to show next.
+
+Reads only: this module imports models and the design entries, never a service (the
+services import it).
+"""
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
+from operator import or_
 
 from django.db import connection
-from django.urls import reverse
+from django.db.models import Q
+from django.utils import timezone
 
+from annotation.designs import design_of
+from annotation.media_urls import media_urls
 from annotation.models import (
     Assignment,
-    Dimension,
+    Item,
     Participation,
     Stimulus,
     Study,
     TutorialPair,
 )
-from annotation.services.assignments import (
-    assignment_current,
-    assignment_last_finished,
-    break_seconds_left,
-)
-from annotation.services.qualification import qualification_answered, qualification_items
-
-_DIMENSIONS_CACHE: dict[int, tuple[float, list[Dimension]]] = {}
-DIMENSIONS_CACHE_S = 30.0
 
 
-def dimensions_of(study_id: int) -> list[Dimension]:
-    """A study's dimensions in rating order, cached in-process for a few seconds: they are
-    read on every answer and do not change while a study runs."""
-    now = time.monotonic()
-    cached = _DIMENSIONS_CACHE.get(study_id)
-    if cached is None or cached[0] < now:
-        dimensions = list(Dimension.objects.filter(study_id=study_id).order_by("order"))
-        _DIMENSIONS_CACHE[study_id] = cached = (now + DIMENSIONS_CACHE_S, dimensions)
-    return cached[1]
+def assignment_current(*, participation: Participation) -> Assignment | None:
+    """The rater's unfinished assignment in this study, if any."""
+    return (
+        Assignment.objects.filter(
+            rater_id=participation.rater_id,
+            session__study_id=participation.study_id,
+            state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+        )
+        .select_related("session__study")
+        .first()
+    )
+
+
+def assignment_last_finished(*, participation: Participation) -> Assignment | None:
+    return (
+        Assignment.objects.filter(
+            rater_id=participation.rater_id,
+            session__study_id=participation.study_id,
+            state=Assignment.State.FINISHED,
+        )
+        .order_by("-finished_at")
+        .first()
+    )
+
+
+def seconds_until(moment: datetime | None) -> int:
+    """Whole seconds left until `moment` (rounded up), 0 when it is past or None."""
+    if moment is None:
+        return 0
+    left = (moment - timezone.now()).total_seconds()
+    return max(0, int(left + 0.999))
+
+
+def break_seconds_left(assignment: Assignment) -> int:
+    return seconds_until(assignment.break_until)
 
 
 @dataclass(frozen=True)
 class PositionItem:
-    """A stimulus as the rater may see it: nothing says whether it is golden."""
+    """A one-video item as the rater may see it: nothing says whether it is golden."""
 
-    pk: int
+    pk: int  # the item's
+    stimulus_id: int
     public_id: uuid.UUID
     prompt: str
     action: str
@@ -60,9 +86,11 @@ class RatingPosition:
 
     user_active: bool
     rater_id: int
+    participation_id: int
     # Consent given, tutorial done, qualification passed and not excluded.
     may_rate: bool
     study_id: int
+    design: str
     study_running: bool
     slider_min: float
     slider_max: float
@@ -93,15 +121,18 @@ class RatingPosition:
         )
 
 
-_ITEM_COLUMNS = "{0}.id, {0}.public_id, {0}.prompt, {0}.action, {0}.width, {0}.height, {0}.poster"
+_ITEM_COLUMNS = (
+    "{0}m.item_id, {0}.id, {0}.public_id, {0}.prompt, {0}.action, {0}.width, {0}.height, {0}.poster"
+)
 # One round trip instead of the ORM's four (token, participation with study, assignment,
-# stimuli); the order is indexed in the database, never sent whole.
+# items' videos); the order is indexed in the database, never sent whole. The video of a
+# one-video item is its member in slot 0.
 _RATING_POSITION_SQL = f"""
-SELECT u.is_active, p.rater_id,
+SELECT u.is_active, p.rater_id, p.id,
        (NOT p.is_excluded AND p.consent_at IS NOT NULL AND p.tutorial_done_at IS NOT NULL
         AND p.qualification_state = '{Participation.Qualification.PASSED}'),
-       s.id, s.state = '{Study.State.RUNNING}', s.slider_min, s.slider_max, s.slider_step,
-       s.rest_every, s.rest_seconds, s.line_click_share,
+       s.id, s.design, s.state = '{Study.State.RUNNING}', s.slider_min, s.slider_max,
+       s.slider_step, s.rest_every, s.rest_seconds, s.line_click_share,
        a.id, a.state = '{Assignment.State.ACTIVE}', a.position,
        jsonb_array_length(a."order"), a.break_until, a.flagged_line_clicker,
        a.answered_before,
@@ -120,8 +151,12 @@ SELECT u.is_active, p.rater_id,
           AND a.state IN ('{Assignment.State.ACTIVE}', '{Assignment.State.PAUSED}')
         ORDER BY se.index, a.started_at
         LIMIT 1) a ON TRUE
-  LEFT JOIN annotation_stimulus cur ON cur.id = (a."order" ->> a.position)::bigint
-  LEFT JOIN annotation_stimulus nxt ON nxt.id = (a."order" ->> (a.position + 1))::bigint
+  LEFT JOIN annotation_itemmember curm
+         ON curm.item_id = (a."order" ->> a.position)::bigint AND curm.slot = 0
+  LEFT JOIN annotation_stimulus cur ON cur.id = curm.stimulus_id
+  LEFT JOIN annotation_itemmember nxtm
+         ON nxtm.item_id = (a."order" ->> (a.position + 1))::bigint AND nxtm.slot = 0
+  LEFT JOIN annotation_stimulus nxt ON nxt.id = nxtm.stimulus_id
  WHERE s.slug = %s AND u.id = {{user}}
 """
 _BY_USER = _RATING_POSITION_SQL.format(user="%s")
@@ -131,10 +166,10 @@ _BY_TOKEN = _RATING_POSITION_SQL.format(
 
 
 def _position_item(row: tuple) -> PositionItem | None:
-    pk, public_id, prompt, action, width, height, poster = row
-    if pk is None:
+    item, pk, public_id, prompt, action, width, height, poster = row
+    if item is None or pk is None:
         return None
-    return PositionItem(pk, public_id, prompt, action, width, height, poster or "")
+    return PositionItem(item, pk, public_id, prompt, action, width, height, poster or "")
 
 
 def rating_position(
@@ -149,36 +184,38 @@ def rating_position(
         row = cursor.fetchone()
     if row is None:
         return None
-    has_assignment = row[11] is not None
+    has_assignment = row[13] is not None
     return RatingPosition(
-        *row[:12],
-        assignment_active=bool(row[12]),
-        position=row[13] if has_assignment else 0,
-        length=row[14] if has_assignment else 0,
-        break_until=row[15],
-        flagged_line_clicker=bool(row[16]),
-        answered_before=row[17] or 0,
-        current=_position_item(row[18:25]),
-        preload=_position_item(row[25:32]),
+        *row[:14],
+        assignment_active=bool(row[14]),
+        position=row[15] if has_assignment else 0,
+        length=row[16] if has_assignment else 0,
+        break_until=row[17],
+        flagged_line_clicker=bool(row[18]),
+        answered_before=row[19] or 0,
+        current=_position_item(row[20:28]),
+        preload=_position_item(row[28:36]),
     )
 
 
-def media_urls(stimulus: Stimulus | PositionItem) -> dict:
-    return {
-        "id": str(stimulus.public_id),
-        "video_url": reverse("media-video", args=[stimulus.public_id]),
-        "poster_url": reverse("media-poster", args=[stimulus.public_id]) if stimulus.poster else "",
-    }
+def item_layout(item: Item, seed: object) -> list[Stimulus]:
+    """The item's videos in the order this rater sees them (the design decides)."""
+    return design_of(item.study).layout(item=item, seed=seed)
 
 
-def item_payload(stimulus: Stimulus | PositionItem) -> dict:
-    return {
-        **media_urls(stimulus),
-        "prompt": stimulus.prompt,
-        "action": stimulus.action,
-        "width": stimulus.width,
-        "height": stimulus.height,
-    }
+def item_payload(item: Item, seed: object) -> dict:
+    """What the page gets of an item: its design's payload, named by the item's id."""
+    payload = design_of(item.study).item_payload(item=item, layout=item_layout(item, seed))
+    return {**payload, "id": str(item.public_id)}
+
+
+def items_by_pk(pks: list[int]) -> dict[int, Item]:
+    """Items with their study and videos, ready for their payload."""
+    return (
+        Item.objects.select_related("study", "dimension")
+        .prefetch_related("members__stimulus")
+        .in_bulk(pks)
+    )
 
 
 def rater_step(participation: Participation, assignment: Assignment | None) -> str:
@@ -249,24 +286,12 @@ def tutorial_payload(*, study_id: int) -> list[dict]:
     return result
 
 
-def qualification_next(
-    participation: Participation,
-) -> tuple[Stimulus | None, Stimulus | None, int, int]:
-    items = qualification_items(participation=participation)
-    answered = qualification_answered(participation=participation)
-    remaining = [pk for pk in items if pk not in answered]
-    stimuli = Stimulus.objects.in_bulk(remaining[:2])
-    current = stimuli.get(remaining[0]) if remaining else None
-    preload = stimuli.get(remaining[1]) if len(remaining) > 1 else None
-    return current, preload, len(items) - len(remaining), len(items)
-
-
-def session_next(assignment: Assignment) -> tuple[Stimulus | None, Stimulus | None]:
-    upcoming = assignment.order[assignment.position : assignment.position + 2]
-    stimuli = Stimulus.objects.in_bulk(upcoming)
-    current = stimuli.get(upcoming[0]) if upcoming else None
-    preload = stimuli.get(upcoming[1]) if len(upcoming) > 1 else None
-    return current, preload
+def qualification_drawn(participation: Participation) -> list[int]:
+    """The item ids of the rater's current qualification attempt, if drawn yet."""
+    frozen = participation.qualification_set or {}
+    if frozen.get("attempt") == participation.qualification_attempts:
+        return list(frozen.get("items") or [])
+    return []
 
 
 def stimulus_visible_to(*, user, stimulus: Stimulus) -> bool:
@@ -278,31 +303,31 @@ def stimulus_visible_to(*, user, stimulus: Stimulus) -> bool:
         return False
     if stimulus.role == Stimulus.Role.TUTORIAL:
         return Participation.objects.filter(rater=rater, study_id=stimulus.study_id).exists()
+    items = Item.objects.filter(members__stimulus=stimulus).values_list("pk", flat=True)
     if stimulus.role == Stimulus.Role.QUALIFICATION:
-        participation = (
-            Participation.objects.filter(rater=rater, study_id=stimulus.study_id)
-            .select_related("study")
-            .first()
-        )
-        return participation is not None and stimulus.pk in qualification_items(
-            participation=participation
-        )
+        participation = Participation.objects.filter(
+            rater=rater, study_id=stimulus.study_id
+        ).first()
+        drawn = set(qualification_drawn(participation)) if participation else set()
+        return any(pk in drawn for pk in items)
     # A session's videos while it goes on (a pause may be lifted), not once it has ended.
     going_on = Assignment.objects.filter(
-        rater=rater, state__in=(Assignment.State.ACTIVE, Assignment.State.PAUSED)
+        rater=rater,
+        session__study_id=stimulus.study_id,
+        state__in=(Assignment.State.ACTIVE, Assignment.State.PAUSED),
     )
-    return (
-        going_on.filter(session__study_id=stimulus.study_id, order__contains=[stimulus.pk]).exists()
-        if _json_contains_supported()
-        else any(stimulus.pk in a.order for a in going_on)
-    )
+    items = list(items)
+    if not items:
+        return False
+    if connection.features.supports_json_field_contains:
+        return going_on.filter(reduce(or_, (Q(order__contains=[pk]) for pk in items))).exists()
+    return any(pk in a.order for a in going_on for pk in items)
 
 
-def _json_contains_supported() -> bool:
-    from django.db import connection
-
-    return connection.features.supports_json_field_contains
-
-
-def current_assignment(participation: Participation) -> Assignment | None:
-    return assignment_current(participation=participation)
+def session_next(assignment: Assignment) -> tuple[Item | None, Item | None]:
+    """The item to answer now in the session, and the one after it."""
+    upcoming = assignment.order[assignment.position : assignment.position + 2]
+    found = items_by_pk(upcoming)
+    current = found.get(upcoming[0]) if upcoming else None
+    preload = found.get(upcoming[1]) if len(upcoming) > 1 else None
+    return current, preload

@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("quality.urls")),
+    path("api/", include("media_pipeline.urls")),
     *media_urlpatterns,
     *rater_urlpatterns,
     path("", include("frontend.urls")),

@@ -1,117 +1,25 @@
-"""Serving videos and posters behind opaque ids, with HTTP range requests.
-
-The embedded server streams the file itself (206 Partial Content for a Range header,
-so browsers seek and start at once); in production Django only checks access and
-hands the file to nginx with X-Accel-Redirect (deploy/nginx.conf), which then answers
-the Range header and HEAD itself. HEAD is answered as GET is, after the same checks,
-with the same status and headers and no body.
-
-Ranges follow RFC 9110, 14: one byte range is served as 206; a Range header this
-server does not understand or that is invalid (another unit, not numbers, a last byte
-before the first) is ignored, as the RFC requires, and the whole file sent (200); so is
-a request for several ranges, which the RFC allows a server to ignore (one range is all
-a video element asks for, and multipart/byteranges is not worth its code here). Only a
-valid range that starts at or past the end of the file is answered 416.
-"""
+"""The rater-facing media views: videos and posters behind opaque ids, served only to
+whoever may watch them now (annotation.selectors.stimulus_visible_to); the bytes go out
+through config/file_serving.py (Range requests, nginx in production)."""
 
 from __future__ import annotations
 
 import logging
-import mimetypes
 import os
-import re
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_safe
 
 from annotation.models import Stimulus
 from annotation.selectors import stimulus_visible_to
+from config.file_serving import file_response
 
 logger = logging.getLogger(__name__)
-
-# One range-spec; range units are case-insensitive (RFC 9110, 14.1).
-RANGE = re.compile(r"^bytes=(\d*)-(\d*)$", re.IGNORECASE | re.ASCII)
-CHUNK = 256 * 1024
-# Beyond any file: bounds with more digits are clamped to it (int() refuses > 4300 digits).
-_FAR = 10**18
-
-
-class UnsatisfiableRange(Exception):
-    """A valid range that starts at or past the end of the file (416)."""
-
-
-def _bound(digits: str) -> int:
-    digits = digits.lstrip("0") or "0"
-    return int(digits) if len(digits) < 19 else _FAR
-
-
-def requested_range(header: str, *, size: int) -> tuple[int, int] | None:
-    """The first and last byte (inclusive) a Range header asks for, or None for the
-    whole file: no header, or one that is ignored (see the module docstring). A last
-    byte past the end, or a suffix longer than the file, is cut to the file (RFC 9110,
-    14.1.2). Raises UnsatisfiableRange for a valid range with no byte in the file."""
-    match = RANGE.match(header.strip())
-    if not match or match.groups() == ("", ""):
-        return None
-    first, last = match.groups()
-    if not first:  # a suffix range: the last N bytes
-        suffix = _bound(last)
-        if suffix == 0 or size == 0:
-            raise UnsatisfiableRange
-        return max(0, size - suffix), size - 1
-    start = _bound(first)
-    if last and _bound(last) < start:
-        return None  # a last byte before the first: invalid, so ignored
-    if start >= size:
-        raise UnsatisfiableRange
-    return start, min(_bound(last), size - 1) if last else size - 1
-
-
-def _file_chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        while length > 0:
-            data = handle.read(min(CHUNK, length))
-            if not data:
-                return
-            length -= len(data)
-            yield data
-
-
-def file_response(request, path: Path) -> HttpResponse:
-    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    accel = getattr(settings, "MOSAIC_MEDIA_ACCEL_REDIRECT", "")
-    if accel:  # nginx answers the method and the Range header of the original request
-        response = HttpResponse(content_type=content_type)
-        relative = path.resolve().relative_to(Path(settings.MEDIA_ROOT).resolve())
-        response["X-Accel-Redirect"] = accel + str(relative)
-        return response
-    size = path.stat().st_size
-    try:
-        byte_range = requested_range(request.headers.get("Range", ""), size=size)
-    except UnsatisfiableRange:
-        response = HttpResponse(status=416)
-        response["Content-Range"] = f"bytes */{size}"
-        return response
-    start, end = byte_range or (0, size - 1)
-    length = end - start + 1
-    # HEAD: the same response, without reading the file
-    body = iter(()) if request.method == "HEAD" else _file_chunks(path, start, length)
-    response = StreamingHttpResponse(
-        body, status=200 if byte_range is None else 206, content_type=content_type
-    )
-    if byte_range is not None:
-        response["Content-Range"] = f"bytes {start}-{end}/{size}"
-    response["Content-Length"] = str(length)
-    response["Accept-Ranges"] = "bytes"
-    response["Cache-Control"] = "private, max-age=3600"
-    return response
 
 
 def _visible_stimulus(request, public_id: uuid.UUID) -> Stimulus:

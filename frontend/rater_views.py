@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext
 
+from annotation.designs import design_of
 from annotation.models import Study
 
 API_ENDPOINTS = {
@@ -54,6 +55,12 @@ def rater_strings() -> dict[str, str]:
         "replay": gettext("Replay"),
         "watch_first": gettext("Watch the whole video first: the sliders open when it ends."),
         "move_sliders": gettext("Move every slider to give your rating."),
+        "play_both": gettext("Play both"),
+        "replay_both": gettext("Play both again"),
+        "watch_both_first": gettext(
+            "Watch both videos to the end first: the choice opens when they have played."
+        ),
+        "choose_one": gettext("Choose the better video, or “Equally good/bad”."),
         "ready": gettext("Press Next (or Enter) to save your rating."),
         "video_failed": gettext("The video could not be loaded."),
         "progress": gettext("{position} / {length}"),
@@ -121,5 +128,12 @@ def study_page(request, slug: str):
     return render(
         request,
         "frontend/rater/study.html",
-        {"study": study, "rater_config": config, "strings": rater_strings()},
+        {
+            "study": study,
+            "rater_config": config,
+            "strings": rater_strings(),
+            # the design's widget markup (its ES module is named by the rater API's state)
+            "widget_template": f"frontend/rater/widgets/{design_of(study).key}.html",
+            "widget_module": design_of(study).widget,
+        },
     )

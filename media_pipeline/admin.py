@@ -1,6 +1,103 @@
+"""The admin of the media pipeline: videos (uploaded through the same service as the API),
+their processing jobs and metric scores."""
+
+from django import forms
 from django.contrib import admin
 
+from annotation.errors import ApplicationError
+from annotation.models import ExpertScore, Stimulus
 from media_pipeline.models import MetricScore, ProcessingJob
+from media_pipeline.services.uploads import stimulus_upload
+
+
+class ExpertScoreInline(admin.TabularInline):
+    model = ExpertScore
+    extra = 0
+
+
+class StimulusUploadForm(forms.ModelForm):
+    """The admin's add form: the upload goes through the same service as the API."""
+
+    class Meta:
+        model = Stimulus
+        fields = [
+            "study",
+            "role",
+            "source_file",
+            "prompt",
+            "action",
+            "action_class",
+            "action_subclass",
+            "source_model",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        labels = {
+            k: data.get(k, "")
+            for k in ("prompt", "action", "action_class", "action_subclass", "source_model")
+        }
+        try:
+            self.uploaded = stimulus_upload(
+                study=data["study"], upload=data["source_file"], role=data["role"], labels=labels
+            )
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(Stimulus)
+class StimulusAdmin(admin.ModelAdmin):
+    list_display = (
+        "__str__",
+        "study",
+        "role",
+        "status",
+        "action",
+        "action_class",
+        "source_model",
+        "width",
+        "height",
+        "fps",
+    )
+    list_filter = ("study", "role", "status", "action_class", "source_model")
+    search_fields = ("original_name", "prompt", "action", "checksum", "public_id")
+    readonly_fields = (
+        "public_id",
+        "checksum",
+        "status",
+        "processing_error",
+        "width",
+        "height",
+        "fps",
+        "frame_count",
+        "duration_s",
+        "codec",
+        "metadata",
+        "rendition",
+        "poster",
+    )
+    inlines = [ExpertScoreInline]
+    list_select_related = ("study",)
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = StimulusUploadForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields if obj is not None else ()
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        obj.pk = form.uploaded.pk  # stored by the upload service in form.clean()
+        obj.refresh_from_db()
 
 
 @admin.register(ProcessingJob)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "transcode": "media_pipeline.ffmpeg.cli",
     "score": "media_pipeline.metrics.cli",
+    "degrade": "media_pipeline.ffmpeg.degrade",
 }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -15,13 +14,13 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from annotation.errors import Conflict, NotFound
-from annotation.models import Stimulus, Study
+from annotation.models import Study
 from annotation.roles import IsResearcher
-from frontend.media import file_response
-from quality import export, plots
+from config.file_serving import file_response
+from quality import export
+from quality.designs import analysis_of
 from quality.models import AnalysisRun, ExportJob
 from quality.services import analysis_run_request, export_job_request
-from quality.stats.mos import MOS_COLUMNS
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -78,35 +77,18 @@ class AnalysisRunDetailView(APIView):
         return Response(RunSerializer(get_object_or_404(AnalysisRun, pk=pk)).data)
 
 
-def run_mos_frame(run: AnalysisRun) -> pd.DataFrame:
-    """The run's MOS rows (MOS_COLUMNS, null statistics as NaN) with each stimulus's
-    source model and action class; the same columns when the run has no MOS."""
-    mos = pd.DataFrame(run.mos, columns=list(MOS_COLUMNS))
-    mos = mos.astype({"video_id": "int64", "dimension": object})
-    numbers = [c for c in MOS_COLUMNS if c not in ("video_id", "dimension")]
-    mos[numbers] = mos[numbers].astype(float)  # None (stored NaN) becomes NaN
-    labels = pd.DataFrame(
-        list(
-            Stimulus.objects.filter(study=run.study).values_list(
-                "id", "source_model", "action_class"
-            )
-        ),
-        columns=["video_id", "source_model", "action_class"],
-    )
-    return mos.merge(labels, on="video_id", how="left")
-
-
 class FigureView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(responses={(200, "image/png"): OpenApiTypes.BINARY})
     def get(self, request, pk: int, name: str):
         run = get_object_or_404(AnalysisRun, pk=pk, status=AnalysisRun.Status.DONE)
-        names = plots.available(run.summary)
+        analysis = analysis_of(run.study)
+        names = analysis.available(run.summary)
         if name not in names:
             offered = ", ".join(names) or "none: no rater was kept"
             raise NotFound(f"no figure '{name}' for this run (it offers {offered})")
-        png = plots.draw(name, mos=run_mos_frame(run), summary=run.summary)
+        png = analysis.draw(name=name, run=run)
         response = HttpResponse(png, content_type="image/png")
         response["Content-Disposition"] = (
             f'inline; filename="{run.study.slug}-run{run.pk}-{name}.png"'
@@ -173,7 +155,7 @@ class ExportJobListView(APIView):
     permission_classes = [IsResearcher]
 
     class InputSerializer(serializers.Serializer):
-        name = serializers.ChoiceField(choices=export.EXPORT_NAMES)
+        name = serializers.CharField(max_length=40)  # the study's design has the names
         run = serializers.IntegerField(required=False, min_value=1)
 
     @extend_schema(responses=ExportJobSerializer(many=True))
@@ -187,6 +169,11 @@ class ExportJobListView(APIView):
         study = get_object_or_404(Study, slug=slug)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        names = analysis_of(study).exports
+        if data.validated_data["name"] not in names:
+            raise serializers.ValidationError(
+                {"name": [f"not an export of this study (one of {', '.join(names)})"]}
+            )
         run_id = data.validated_data.get("run")
         run = latest_done_run(study, None if run_id is None else str(run_id))
         job = _unavailable_as_not_found(

@@ -238,12 +238,21 @@ def metric_pairwise_rows(*, run: AnalysisRun) -> Iterator[list]:
 
 
 def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
-    """The lines of one named export and how to deliver them; raises ExportUnavailable
-    for an unknown name, or a run export without a finished run."""
-    if name not in EXPORT_NAMES:
-        raise ExportUnavailable(f"no export '{name}' (one of {', '.join(EXPORT_NAMES)})")
-    if name in RUN_EXPORTS and run is None:
+    """The lines of one named export of the study's design and how to deliver them;
+    raises ExportUnavailable for an unknown name, or a run export without a finished
+    run."""
+    from quality.designs import analysis_of
+
+    analysis = analysis_of(study)
+    if name not in analysis.exports:
+        raise ExportUnavailable(f"no export '{name}' (one of {', '.join(analysis.exports)})")
+    if name in analysis.run_exports and run is None:
         raise ExportUnavailable("no finished analysis run yet: request one first")
+    return analysis.export(study=study, name=name, run=run)
+
+
+def slider_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
+    """The exports of a slider study (EXPORT_NAMES)."""
     slug = study.slug
     if name == "mos.csv":
         keys = list(study.dimensions.values_list("key", flat=True))
@@ -264,5 +273,9 @@ def export_content(*, study: Study, name: str, run: AnalysisRun | None) -> Expor
             f"{slug}-raters.csv",
             "text/csv; charset=utf-8",
         )
+    return provenance_export(study=study, run=run)
+
+
+def provenance_export(*, study: Study, run: AnalysisRun | None) -> Export:
     text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
-    return Export([text], f"{slug}-provenance.json", "application/json")
+    return Export([text], f"{study.slug}-provenance.json", "application/json")

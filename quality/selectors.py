@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from annotation.models import Assignment, Participation, Rating, Stimulus, Study
+from annotation.designs import design_of
+from annotation.models import Assignment, Item, Participation, PreferenceJudgment, Rating, Study
 from annotation.models.session import pseudonym_for
 from quality.stats.exclusions import (
     ADMIN_EXCLUDED_RATER,
@@ -20,18 +21,28 @@ from quality.stats.exclusions import (
 RATINGS_COLUMNS = ["rater_id", "video_id", "dimension", "score", "session_id"]
 
 
+def session_ratings(*, study: Study):
+    """The slider ratings of the study's sessions on its regular videos: golden answers
+    are quality control and qualification answers a test, not data."""
+    return Rating.objects.filter(
+        dimension__study=study,
+        answer__item__role=Item.Role.STIMULUS,
+        answer__assignment__isnull=False,
+    )
+
+
 def ratings_rows(*, study: Study, chunk_size: int = 5000) -> Iterator[tuple]:
     """(rater_id, video_id, dimension, score, session_id) of every session rating of the
     study's regular stimuli (golden answers are quality control, not data), streamed."""
     rows = (
-        Rating.objects.filter(dimension__study=study, stimulus__role=Stimulus.Role.STIMULUS)
+        session_ratings(study=study)
         .order_by("id")
         .values_list(
-            "assignment__rater_id",
+            "answer__assignment__rater_id",
             "stimulus_id",
             "dimension__key",
             "score",
-            "assignment__session__index",
+            "answer__assignment__session__index",
         )
     )
     for rater_id, stimulus_id, key, score, session in rows.iterator(chunk_size=chunk_size):
@@ -40,14 +51,12 @@ def ratings_rows(*, study: Study, chunk_size: int = 5000) -> Iterator[tuple]:
 
 def ratings_frame(*, study: Study) -> pd.DataFrame:
     """The long table as a DataFrame, built column-wise to keep memory flat."""
-    rows = Rating.objects.filter(
-        dimension__study=study, stimulus__role=Stimulus.Role.STIMULUS
-    ).values_list(
-        "assignment__rater_id",
+    rows = session_ratings(study=study).values_list(
+        "answer__assignment__rater_id",
         "stimulus_id",
         "dimension__key",
         "score",
-        "assignment__session__index",
+        "answer__assignment__session__index",
     )
     columns: list[list] = [[], [], [], [], []]
     for row in rows.iterator(chunk_size=20000):
@@ -79,7 +88,7 @@ def rater_statistics(*, study: Study) -> list[dict]:
     for rater_id in sorted(set(participations) | set(assignments)):
         p = participations.get(rater_id)
         mine = assignments.get(rater_id, [])
-        plccs = [a.golden_agreement_plcc for a in mine if a.golden_agreement_plcc is not None]
+        agreements = [a.golden_agreement for a in mine if a.golden_agreement is not None]
         rows.append(
             {
                 "rater_id": pseudonym_for(rater_id),
@@ -88,7 +97,7 @@ def rater_statistics(*, study: Study) -> list[dict]:
                 "sessions_started": len(mine),
                 "sessions_finished": sum(a.state == Assignment.State.FINISHED for a in mine),
                 "answers": sum(a.position for a in mine),
-                "golden_agreement_plcc_min": min(plccs) if plccs else None,
+                "golden_agreement_min": min(agreements) if agreements else None,
                 "live_guard_line_click_flag": any(a.flagged_line_clicker for a in mine),
                 "sessions_failed_gate": sum(a.eligible_for_next is False for a in mine),
                 "sessions_excluded_by_admin": sum(
@@ -151,16 +160,17 @@ def study_exclusions(*, study: Study) -> list[Exclusion]:
             )
         )
     if not study.keep_failed_gate_sessions:
+        rule = design_of(study).gate_rule(study=study)
         for a in sessions.filter(state=Assignment.State.FINISHED, eligible_for_next=False):
-            plcc = a.golden_agreement_plcc
-            shown = "undefined" if plcc is None else f"{plcc:.3f}"
+            agreement = a.golden_agreement
+            shown = "undefined" if agreement is None else f"{agreement:.3f}"
             exclusions.append(
                 Exclusion(
                     rule=GOLDEN_GATE_FAILED,
                     rater_id=pseudonym_for(a.rater_id),
                     session=a.session.index,
-                    reason=f"golden PLCC {shown}, not above {study.golden_gate_plcc:g}",
-                    figures={"golden_agreement_plcc": plcc, "threshold": study.golden_gate_plcc},
+                    reason=f"golden agreement {shown}; the gate asks for {rule}",
+                    figures={"golden_agreement": agreement, "gate": rule},
                     decided_at=_iso(a.finished_at),
                 )
             )
@@ -179,3 +189,41 @@ def exclusions_fingerprint(*, study: Study, exclusions: list[Exclusion]) -> str:
     )
     text = f"keep_failed_gate_sessions={study.keep_failed_gate_sessions};" + ";".join(keys)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+JUDGMENTS_COLUMNS = [
+    "rater_id",
+    "question",
+    "content_id",
+    "left",
+    "right",
+    "choice",
+    "session_id",
+]
+
+
+def judgments_frame(*, study: Study) -> pd.DataFrame:
+    """A preference study's session judgments of its regular pairs, in the `python -m
+    quality compare` format (left and right are the conditions shown on each side), with
+    the session index; golden pairs are quality control, not data."""
+    rows = (
+        PreferenceJudgment.objects.filter(
+            answer__item__study=study,
+            answer__item__role=Item.Role.STIMULUS,
+            answer__assignment__isnull=False,
+        )
+        .order_by("id")
+        .values_list(
+            "answer__assignment__rater_id",
+            "dimension__key",
+            "answer__item__content",
+            "left__condition",
+            "right__condition",
+            "choice",
+            "answer__assignment__session__index",
+        )
+    )
+    frame = pd.DataFrame(list(rows.iterator(chunk_size=20000)), columns=JUDGMENTS_COLUMNS)
+    frame["rater_id"] = [pseudonym_for(r) for r in frame["rater_id"]]
+    frame["session_id"] = frame["session_id"].astype(np.int64)
+    return frame

@@ -32,6 +32,7 @@ MATRIX = [
     ("get", "api/docs/", PUBLIC),
     ("get", "api/health/", PUBLIC),
     ("get", "api/studies/", RESEARCH),
+    ("post", "api/studies/", {**ADMIN, "admin": 400}),
     ("get", "api/studies/<slug:slug>/progress/", RESEARCH),
     ("get", "api/studies/<slug:slug>/monitor/", {**ADMIN, "admin": 200}),
     ("post", "api/studies/<slug:slug>/stimuli/", {**ADMIN, "admin": 400}),

@@ -17,10 +17,13 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from rest_framework.authentication import CSRFCheck
 
+from annotation.designs import DESIGNS
+from annotation.designs.slider import check_scores, stimulus_payload
+from annotation.dimensions import dimensions_of
 from annotation.errors import ApplicationError
-from annotation.selectors import RatingPosition, dimensions_of, item_payload, rating_position
-from annotation.services.answers import check_answer
-from annotation.services.assignments import rating_submit_current, seconds_until
+from annotation.selectors import RatingPosition, rating_position, seconds_until
+from annotation.services.answers import check_envelope
+from annotation.services.assignments import slider_submit_current
 
 # DRF's JSON renderer writes compact UTF-8.
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -79,12 +82,18 @@ def _position(request: HttpRequest, slug: str, *, unsafe: bool) -> RatingPositio
     return rating_position(slug=slug, token_key=key)
 
 
+def _served(position: RatingPosition | None) -> bool:
+    """The common case this module answers: a rater simply rating a study whose design's
+    answers are slider scores (one video per item, as the position query reads it)."""
+    return position is not None and position.rating_open and DESIGNS[position.design].fast_path
+
+
 def fast_next(request: HttpRequest, slug: str) -> HttpResponse | None:
     """GET next/ for a rater in an active session: the item to rate now, or the break."""
     if not _applies(request, "GET"):
         return None
     position = _position(request, slug, unsafe=False)
-    if position is None or not position.rating_open:
+    if not _served(position):
         return None
     left = seconds_until(position.break_until)
     current, preload = (None, None) if left else (position.current, position.preload)
@@ -93,8 +102,8 @@ def fast_next(request: HttpRequest, slug: str) -> HttpResponse | None:
         "position": position.position,
         "length": position.length,
         "break_seconds_left": left,
-        "item": item_payload(current) if current else None,
-        "preload": item_payload(preload) if preload else None,
+        "item": stimulus_payload(current) if current else None,
+        "preload": stimulus_payload(preload) if preload else None,
         "completion": None,
     }
     return _json_response(body, 200, allow="GET, HEAD, OPTIONS")
@@ -121,17 +130,20 @@ def fast_answer(request: HttpRequest, slug: str) -> HttpResponse | None:
     if not _applies(request, "POST"):
         return None
     position = _position(request, slug, unsafe=True)
-    if position is None or not position.rating_open or seconds_until(position.break_until):
+    if not _served(position) or seconds_until(position.break_until):
         return None
     data = _json_body(request)
     dimensions = dimensions_of(position.study_id)
     try:
-        answer = check_answer(data=data, study=position, dimensions=dimensions)
+        envelope = check_envelope(data)
+        scores = check_scores(data=data, scale=position, dimensions=dimensions)
     except ApplicationError:
         return None
-    if answer.item != position.current.public_id:
+    if envelope.item != position.current.public_id:
         return None
-    stored = rating_submit_current(position=position, answer=answer, dimensions=dimensions)
+    stored = slider_submit_current(
+        position=position, envelope=envelope, scores=scores.scores, dimensions=dimensions
+    )
     if stored is None:
         return None
     left = seconds_until(stored.break_until)

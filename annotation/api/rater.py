@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+from django.templatetags.static import static
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.fast import fast_answer, fast_next
+from annotation.designs import design_of
 from annotation.models import Participation
 from annotation.selectors import (
+    assignment_current,
     assignment_payload,
     completion_payload,
-    dimensions_of,
     item_payload,
-    qualification_next,
     session_next,
     tutorial_payload,
 )
-from annotation.services.assignments import assignment_current, assignment_start_next
+from annotation.services.assignments import assignment_start_next
 from annotation.services.participation import (
     access_participation,
     participation_consent,
     participation_tutorial_done,
 )
+from annotation.services.qualification import qualification_next, qualification_seed
 from annotation.services.rater_flow import answer_submit, progress_payload
 
 
@@ -32,6 +34,17 @@ class RaterView(APIView):
 
     def participation(self, request, slug: str) -> Participation:
         return access_participation(user=request.user, slug=slug)
+
+
+def design_state(study) -> dict:
+    """What the page needs of the study's design: its key, its widget module and what
+    the design says about the questions (sliders: dimensions and scale)."""
+    design = design_of(study)
+    return {
+        "design": design.key,
+        "widget_url": static(design.widget),
+        **design.state_payload(study=study),
+    }
 
 
 def state_payload(participation: Participation) -> dict:
@@ -49,17 +62,7 @@ def state_payload(participation: Participation) -> dict:
             "min_viewport_width": study.min_viewport_width,
             "min_viewport_height": study.min_viewport_height,
         },
-        "dimensions": [
-            {
-                "key": d.key,
-                "label": d.label,
-                "help_text": d.help_text,
-                "anchor_low": d.anchor_low,
-                "anchor_high": d.anchor_high,
-            }
-            for d in dimensions_of(study.pk)
-        ],
-        "scale": {"min": study.slider_min, "max": study.slider_max, "step": study.slider_step},
+        **design_state(study),
         "assignment": assignment_payload(assignment),
         "progress": progress,
         "completion": completion_payload(participation, step),
@@ -108,19 +111,21 @@ class NextItemView(RaterView):
         participation = self.participation(request, slug)
         assignment = assignment_current(participation=participation)
         progress = progress_payload(participation, assignment)
-        current = preload = None
+        current = preload = seed = None
         if progress["step"] == "qualification":
             current, preload, _, _ = qualification_next(participation)
+            seed = qualification_seed(participation)
         elif progress["step"] == "rating":
             if assignment is None:
                 assignment = assignment_start_next(participation=participation)
                 progress = progress_payload(participation, assignment)
             if assignment is not None and progress["step"] == "rating":
                 current, preload = session_next(assignment)
+                seed = assignment.order_seed
         body = {
             **progress,
-            "item": item_payload(current) if current else None,
-            "preload": item_payload(preload) if preload else None,
+            "item": item_payload(current, seed) if current else None,
+            "preload": item_payload(preload, seed) if preload else None,
             "completion": completion_payload(participation, progress["step"]),
         }
         return Response(body)

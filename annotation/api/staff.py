@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiTypes, extend_schema
@@ -9,16 +11,28 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Assignment, Participation, Payment, Stimulus, Study
+from annotation.designs import DESIGNS
+from annotation.models import Assignment, Participation, Payment, Study
 from annotation.monitor import study_monitor
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
-from annotation.services.studies import study_build_sessions
-from annotation.services.uploads import stimulus_upload
+from annotation.services.studies import study_build_sessions, study_create
+
+logger = logging.getLogger(__name__)
 
 
 class StudyListView(APIView):
-    permission_classes = [IsResearcher]
+    """GET: the studies (researchers). POST: a new study of a design (admins), with the
+    design's default questions; its other settings are edited in the admin."""
+
+    def get_permissions(self):
+        return [IsStudyAdmin()] if self.request.method == "POST" else [IsResearcher()]
+
+    class CreateSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        slug = serializers.SlugField(max_length=80)
+        design = serializers.ChoiceField(choices=sorted(DESIGNS), default="slider")
+        open_to_signed_in = serializers.BooleanField(default=False)
 
     class StudySerializer(serializers.ModelSerializer):
         class Meta:
@@ -26,6 +40,7 @@ class StudyListView(APIView):
             fields = [
                 "slug",
                 "name",
+                "design",
                 "state",
                 "session_size",
                 "golden_per_session",
@@ -45,6 +60,14 @@ class StudyListView(APIView):
     @extend_schema(responses=StudySerializer(many=True))
     def get(self, request):
         return Response(self.StudySerializer(Study.objects.order_by("name"), many=True).data)
+
+    @extend_schema(request=CreateSerializer, responses=StudySerializer)
+    def post(self, request):
+        data = self.CreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = study_create(**data.validated_data)
+        logger.info("admin %s created study %s (%s)", request.user.pk, study.slug, study.design)
+        return Response(self.StudySerializer(study).data, status=201)
 
 
 class StudyProgressView(APIView):
@@ -121,45 +144,6 @@ class PaymentDecisionView(APIView):
             payment=get_object_or_404(Payment, pk=pk), by=request.user, **data.validated_data
         )
         return Response({"id": payment.pk, "status": payment.status})
-
-
-def label_field(name: str) -> serializers.CharField:
-    """An optional content label, as long as the Stimulus field that stores it allows."""
-    return serializers.CharField(
-        required=False, allow_blank=True, max_length=Stimulus._meta.get_field(name).max_length
-    )
-
-
-class StimulusUploadView(APIView):
-    """Upload one video into a study (multipart: `file`, optional `role` and labels)."""
-
-    permission_classes = [IsStudyAdmin]
-
-    class UploadSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        role = serializers.ChoiceField(choices=Stimulus.Role.choices, default="stimulus")
-        prompt = serializers.CharField(required=False, allow_blank=True)
-        action = label_field("action")
-        action_class = label_field("action_class")
-        action_subclass = label_field("action_subclass")
-        source_model = label_field("source_model")
-
-    @extend_schema(request={"multipart/form-data": UploadSerializer}, responses=OpenApiTypes.OBJECT)
-    def post(self, request, slug: str):
-        study = get_object_or_404(Study, slug=slug)
-        data = self.UploadSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        upload, role = values.pop("file"), values.pop("role")
-        stimulus = stimulus_upload(study=study, upload=upload, role=role, labels=values)
-        return Response(
-            {
-                "stimulus": str(stimulus.public_id),
-                "status": stimulus.status,
-                "checksum": stimulus.checksum,
-            },
-            status=201,
-        )
 
 
 class SessionBuildView(APIView):

@@ -21,7 +21,6 @@ urlpatterns = [
     path("studies/", staff.StudyListView.as_view(), name="studies"),
     path("studies/<slug:slug>/progress/", staff.StudyProgressView.as_view(), name="progress"),
     path("studies/<slug:slug>/monitor/", staff.MonitorView.as_view(), name="monitor"),
-    path("studies/<slug:slug>/stimuli/", staff.StimulusUploadView.as_view(), name="upload"),
     path("studies/<slug:slug>/sessions/", staff.SessionBuildView.as_view(), name="build-sessions"),
     path(
         "assignments/<int:pk>/pause/",

@@ -1,16 +1,22 @@
-from annotation.models.rating import Payment, QualificationAnswer, Rating
+from annotation.models.item import Item, ItemMember
+from annotation.models.preference import PreferenceJudgment, PreferenceSettings
+from annotation.models.rating import Answer, Payment, Rating
 from annotation.models.session import Assignment, Participation, Rater, Session, SessionItem
 from annotation.models.stimulus import ExpertScore, Stimulus, TutorialPair
 from annotation.models.study import GAIA_DIMENSIONS, Dimension, Study
 
 __all__ = [
     "GAIA_DIMENSIONS",
+    "Answer",
     "Assignment",
     "Dimension",
     "ExpertScore",
+    "Item",
+    "ItemMember",
     "Participation",
     "Payment",
-    "QualificationAnswer",
+    "PreferenceJudgment",
+    "PreferenceSettings",
     "Rater",
     "Rating",
     "Session",

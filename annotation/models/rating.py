@@ -1,17 +1,47 @@
-"""Answers: ratings in sessions, qualification answers, and payments."""
+"""Answers: one envelope per answer for every design, the slider's typed value rows
+(Rating), and payments."""
+
+import uuid
 
 from django.db import models
 from django.db.models import Q
 
+from annotation.models.item import Item
 from annotation.models.session import Assignment, Participation
 from annotation.models.stimulus import Stimulus
 from annotation.models.study import Dimension
 
 
-class RatingTelemetry(models.Model):
-    """Telemetry shared by an answer's per-dimension rows."""
+class Answer(models.Model):
+    """One submission of one rater about one item, in a session (`assignment`) or in the
+    qualification test (`attempt`). Its values are typed rows of the study's design (a
+    Rating per dimension for sliders, a PreferenceJudgment, ...); `values_digest` is a
+    hash of them, so that a repeat of the same client_uuid is recognised whatever the
+    design: the same values are a repeat, other values a conflict."""
 
-    client_uuid = models.UUIDField(help_text="Chosen by the browser; makes resending harmless")
+    client_uuid = models.UUIDField(
+        default=uuid.uuid4, unique=True, help_text="Chosen by the browser; makes resending harmless"
+    )
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="answers")
+    participation = models.ForeignKey(
+        Participation, on_delete=models.CASCADE, related_name="answers"
+    )
+    # No index of its own: the unique (assignment, item) index serves its lookups.
+    assignment = models.ForeignKey(
+        Assignment,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="answers",
+        db_index=False,
+    )
+    attempt = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The qualification attempt (qualification answers only)"
+    )
+    # The videos in the order the rater saw them (left to right): the layout is stored so
+    # that position bias is measured, not guessed.
+    layout = models.JSONField(default=list, blank=True)
+    values_digest = models.CharField(max_length=64)
     shown_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
@@ -20,51 +50,50 @@ class RatingTelemetry(models.Model):
     stalls = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        abstract = True
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "item"],
+                condition=Q(assignment__isnull=False),
+                name="answer_once_per_session_item",
+            ),
+            models.UniqueConstraint(
+                fields=["participation", "attempt", "item"],
+                condition=Q(attempt__isnull=False),
+                name="answer_once_per_qualification_item",
+            ),
+            models.CheckConstraint(
+                condition=(Q(assignment__isnull=False) & Q(attempt__isnull=True))
+                | (Q(assignment__isnull=True) & Q(attempt__isnull=False)),
+                name="answer_in_a_session_or_the_qualification",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"answer {self.client_uuid}"
 
 
-class Rating(RatingTelemetry):
-    """One slider value: a rater's score of one stimulus on one dimension in a session."""
+class Rating(models.Model):
+    """One slider value: a rater's score of one video on one dimension."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
-    stimulus = models.ForeignKey(Stimulus, on_delete=models.PROTECT, related_name="ratings")
+    # Neither foreign key has an index of its own: the unique (answer, dimension) and the
+    # (stimulus, dimension) indexes serve their lookups (one index fewer per row written).
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="ratings", db_index=False
+    )
+    stimulus = models.ForeignKey(
+        Stimulus, on_delete=models.PROTECT, related_name="ratings", db_index=False
+    )
     dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="ratings")
     score = models.FloatField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["client_uuid", "dimension"], name="rating_client_uuid_unique"
-            ),
-            models.UniqueConstraint(
-                fields=["assignment", "stimulus", "dimension"], name="rating_once_per_item"
-            ),
+            models.UniqueConstraint(fields=["answer", "dimension"], name="rating_once_per_answer"),
         ]
         indexes = [models.Index(fields=["stimulus", "dimension"])]
 
     def __str__(self) -> str:
-        return f"{self.assignment_id}:{self.stimulus_id}:{self.dimension_id}={self.score}"
-
-
-class QualificationAnswer(RatingTelemetry):
-    participation = models.ForeignKey(
-        Participation, on_delete=models.CASCADE, related_name="qualification_answers"
-    )
-    attempt = models.PositiveSmallIntegerField(default=1)
-    stimulus = models.ForeignKey(Stimulus, on_delete=models.PROTECT, related_name="+")
-    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="+")
-    score = models.FloatField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["client_uuid", "dimension"], name="qualification_client_uuid_unique"
-            ),
-            models.UniqueConstraint(
-                fields=["participation", "attempt", "stimulus", "dimension"],
-                name="qualification_once_per_item",
-            ),
-        ]
+        return f"{self.answer_id}:{self.stimulus_id}:{self.dimension_id}={self.score}"
 
 
 class Payment(models.Model):

@@ -5,12 +5,12 @@ import secrets
 from django.conf import settings
 from django.db import models
 
-from annotation.models.stimulus import Stimulus
+from annotation.models.item import Item
 from annotation.models.study import Study
 
 
 class Session(models.Model):
-    """A fixed, seeded share of a study's stimuli plus its golden stimuli."""
+    """A fixed, seeded share of a study's items plus its golden items."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="sessions")
     index = models.PositiveIntegerField(help_text="1-based position in the study")
@@ -29,12 +29,12 @@ class Session(models.Model):
 
 class SessionItem(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
-    stimulus = models.ForeignKey(Stimulus, on_delete=models.CASCADE, related_name="session_items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="session_items")
     is_golden = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["session", "stimulus"], name="session_item_unique"),
+            models.UniqueConstraint(fields=["session", "item"], name="session_item_unique"),
         ]
 
 
@@ -54,6 +54,9 @@ class Rater(models.Model):
         unique=True,
         help_text="Crowd-marketplace participant id (e.g. PROLIFIC_PID)",
     )
+    # A simulated rater of a demo study: its answers are made up (frontend/demo), and
+    # every page and export that lists raters says so.
+    is_simulated = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -89,7 +92,7 @@ class Participation(models.Model):
     qualification_share = models.FloatField(null=True, blank=True)
     qualification_detail = models.JSONField(default=list, blank=True)
     qualification_order_seed = models.BigIntegerField(default=0)
-    # The current attempt's items, drawn once: {"attempt": n, "items": [stimulus ids]}
+    # The current attempt's items, drawn once: {"attempt": n, "items": [item ids]}
     qualification_set = models.JSONField(default=dict, blank=True)
     marketplace_study_id = models.CharField(max_length=120, blank=True)
     marketplace_session_id = models.CharField(max_length=120, blank=True)
@@ -124,9 +127,9 @@ class Assignment(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="assignments")
     state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
     order_seed = models.BigIntegerField()
-    # Stimulus ids in presentation order, derived once from order_seed and frozen.
+    # Item ids in presentation order, derived once from order_seed and frozen.
     order = models.JSONField(default=list)
-    position = models.PositiveIntegerField(default=0, help_text="Stimuli answered so far")
+    position = models.PositiveIntegerField(default=0, help_text="Items answered so far")
     # The rater's answers in the study's earlier sessions when this one started: rest
     # breaks count every answer of the rater in the study, across sessions.
     answered_before = models.PositiveIntegerField(default=0)
@@ -135,7 +138,9 @@ class Assignment(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    golden_agreement_plcc = models.FloatField(null=True, blank=True)
+    # The session's golden agreement as its design measures it (sliders: the PLCC with the
+    # expert means; preference: the share of golden pairs judged right).
+    golden_agreement = models.FloatField(null=True, blank=True)
     eligible_for_next = models.BooleanField(null=True, blank=True)
     flagged_line_clicker = models.BooleanField(default=False)
     flag_reason = models.TextField(blank=True)

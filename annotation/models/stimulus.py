@@ -19,6 +19,9 @@ class Stimulus(models.Model):
         GOLDEN = "golden", "Golden"
         QUALIFICATION = "qualification", "Qualification"
         TUTORIAL = "tutorial", "Tutorial"
+        # Shown beside the judged videos of its content (preference templates that ask
+        # about a reference), never judged itself.
+        REFERENCE = "reference", "Reference"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -41,6 +44,17 @@ class Stimulus(models.Model):
     action_class = models.CharField(max_length=60, blank=True)
     action_subclass = models.CharField(max_length=60, blank=True)
     source_model = models.CharField(max_length=120, blank=True)
+    # What designs that compare videos compare: the condition (the generating model) and
+    # the content the videos of several conditions share (a prompt, a reference video).
+    condition = models.CharField(max_length=120, blank=True)
+    content = models.CharField(max_length=120, blank=True)
+    # A golden or qualification video's known place among the videos of its content, in
+    # designs that compare videos (a clean video is the best, a degraded copy the worst).
+    expected = models.CharField(
+        max_length=8,
+        blank=True,
+        choices=[("", "none"), ("best", "clearly the best"), ("worst", "clearly the worst")],
+    )
 
     width = models.PositiveIntegerField(null=True, blank=True)
     height = models.PositiveIntegerField(null=True, blank=True)
@@ -60,7 +74,10 @@ class Stimulus(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "checksum"], name="stimulus_checksum_unique"),
         ]
-        indexes = [models.Index(fields=["study", "role", "status"])]
+        indexes = [
+            models.Index(fields=["study", "role", "status"]),
+            models.Index(fields=["study", "content", "condition"], name="stimulus_content_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.original_name or str(self.public_id)

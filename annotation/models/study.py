@@ -12,6 +12,12 @@ from django.db import models
 from django.db.models import F, Q
 
 
+def _design_choices() -> list[tuple[str, str]]:
+    from annotation.designs import design_choices  # the designs read these models
+
+    return design_choices()
+
+
 def new_entry_token() -> str:
     return secrets.token_urlsafe(24)
 
@@ -25,6 +31,8 @@ class Study(models.Model):
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
+    # The kind of study (annotation/designs): what an item is and what an answer holds.
+    design = models.CharField(max_length=32, default="slider", choices=_design_choices)
     state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT)
     instructions = models.TextField(blank=True, help_text="Shown to raters before the tutorial.")
     consent_text = models.TextField(blank=True, help_text="Raters must accept it to take part.")
@@ -33,6 +41,11 @@ class Study(models.Model):
         default=new_entry_token,
         unique=True,
         help_text="Secret carried by marketplace links; without it nobody can enter the study.",
+    )
+    open_to_signed_in = models.BooleanField(
+        default=False,
+        help_text="Any signed-in rater may open the study without its link "
+        "(otherwise a rater enters through the link only).",
     )
 
     # Sessions (PROTOCOL.md section 1, "Sessions").
@@ -121,6 +134,9 @@ class Dimension(models.Model):
     anchor_low = models.CharField(max_length=60, default="Bad")
     anchor_high = models.CharField(max_length=60, default="Excellent")
     order = models.PositiveSmallIntegerField()
+    # Designs that compare videos (preference): the question is about a reference video,
+    # shown between the compared ones (WYD's motion and human templates).
+    shows_reference = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["study", "order"]

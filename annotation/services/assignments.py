@@ -1,4 +1,9 @@
-"""Sessions as a rater lives them: start, rate in the server's order, rest, finish, gate."""
+"""Sessions as a rater lives them: start, answer in the server's order, rest, finish, gate.
+
+Design-blind: an item's values are checked and stored by the study's design
+(annotation/designs); everything else (order, position, breaks, the gate's verdict, the
+payment, the envelope and its repeats) is the same for every design.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,18 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Sum
 from django.utils import timezone
 
+from annotation.designs import design_of, values_digest
+from annotation.designs.base import Values
+from annotation.dimensions import dimensions_of
 from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied, SessionPaused
 from annotation.models import (
     Assignment,
-    Dimension,
-    ExpertScore,
+    Item,
     Participation,
     Payment,
     Rating,
@@ -28,17 +34,14 @@ from annotation.models import (
     Stimulus,
     Study,
 )
-from annotation.services.answers import (
-    Answer,
-    check_repeat,
-    check_unused,
-    qualification_answers_under,
-    ratings_under,
+from annotation.selectors import (
+    RatingPosition,
+    assignment_current,
+    assignment_last_finished,
+    break_seconds_left,
+    item_layout,
 )
-from quality.stats.agreement import golden_agreement_plcc
-
-if TYPE_CHECKING:
-    from annotation.selectors import RatingPosition
+from annotation.services.answers import Envelope, answer_repeated, layout_ids
 
 logger = logging.getLogger(__name__)
 
@@ -47,38 +50,24 @@ LINE_CLICK_WINDOW = 30
 LINE_CLICK_EVERY = 10
 
 
-def assignment_current(*, participation: Participation) -> Assignment | None:
-    """The rater's unfinished assignment in this study, if any."""
+def _playable_items(**filters):
+    """Session items none of whose videos failed, and that have a ready one: an item is
+    shown once its videos are processed (a one-video item when its video is ready)."""
+    members = "item__members__stimulus__status"
     return (
-        Assignment.objects.filter(
-            rater_id=participation.rater_id,
-            session__study_id=participation.study_id,
-            state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
-        )
-        .select_related("session__study")
-        .first()
-    )
-
-
-def assignment_last_finished(*, participation: Participation) -> Assignment | None:
-    return (
-        Assignment.objects.filter(
-            rater_id=participation.rater_id,
-            session__study_id=participation.study_id,
-            state=Assignment.State.FINISHED,
-        )
-        .order_by("-finished_at")
-        .first()
+        SessionItem.objects.filter(**filters)
+        .exclude(**{members: Stimulus.Status.FAILED})
+        .exclude(**{f"{members}__in": (Stimulus.Status.PENDING, Stimulus.Status.PROCESSING)})
     )
 
 
 def assignment_start_next(*, participation: Participation) -> Assignment | None:
     """Give the rater the next session they have not done (the least-rated one first).
 
-    The order is the session's READY stimuli and golden stimuli shuffled with a fresh
-    per-rater seed, stored once so that every later request reads the same order.
-    None when no session is left, or none has a READY stimulus to rate yet: an order
-    without one would be an empty (or golden-only) session, never to be completed.
+    The order is the session's items whose videos are READY (golden ones included),
+    shuffled with a fresh per-rater seed, stored once so that every later request reads
+    the same order. None when no session is left, or none has a ready item to rate yet:
+    an order without one would be an empty (or golden-only) session, never completed.
     """
     with transaction.atomic():
         # The participation before any assignment: the lock order of admin_actions.
@@ -87,9 +76,7 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
         if current is not None:
             return current
         done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
-        ready = SessionItem.objects.filter(
-            session=OuterRef("pk"), is_golden=False, stimulus__status=Stimulus.Status.READY
-        )
+        ready = _playable_items(session=OuterRef("pk"), is_golden=False)
         session = (
             Session.objects.filter(Exists(ready), study_id=participation.study_id)
             .exclude(pk__in=done)
@@ -101,9 +88,10 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
             return None
         seed = secrets.randbits(62)
         items = list(
-            SessionItem.objects.filter(session=session, stimulus__status=Stimulus.Status.READY)
-            .order_by("stimulus_id")
-            .values_list("stimulus_id", flat=True)
+            _playable_items(session=session)
+            .order_by("item_id")
+            .values_list("item_id", flat=True)
+            .distinct()
         )
         random.Random(seed).shuffle(items)
         earlier = _earlier_sessions(participation)
@@ -139,18 +127,6 @@ def _earlier_sessions(participation: Participation) -> _Earlier:
     return _Earlier(answered, running.break_until if running else None)
 
 
-def seconds_until(moment: datetime | None) -> int:
-    """Whole seconds left until `moment` (rounded up), 0 when it is past or None."""
-    if moment is None:
-        return 0
-    left = (moment - timezone.now()).total_seconds()
-    return max(0, int(left + 0.999))
-
-
-def break_seconds_left(assignment: Assignment) -> int:
-    return seconds_until(assignment.break_until)
-
-
 def _line_click_share(scores: list[float], step: float) -> float:
     if not scores:
         return 0.0
@@ -158,34 +134,12 @@ def _line_click_share(scores: list[float], step: float) -> float:
     return counts.most_common(1)[0][1] / len(scores)
 
 
-def _finish(assignment: Assignment, dimensions: list[Dimension], study: Study) -> None:
-    """Golden gate: PLCC over every golden answer of the session (all golden stimuli x all
-    dimensions, paired with the expert means) must exceed the study's threshold."""
-    golden_ids = SessionItem.objects.filter(
-        session_id=assignment.session_id, is_golden=True
-    ).values("stimulus_id")
-    ratings = Rating.objects.filter(assignment=assignment, stimulus_id__in=golden_ids)
-    experts = {
-        (e.stimulus_id, e.dimension_id): e.mean
-        for e in ExpertScore.objects.filter(stimulus_id__in=golden_ids)
-    }
-    pairs = [
-        (r.score, experts[(r.stimulus_id, r.dimension_id)])
-        for r in ratings
-        if (r.stimulus_id, r.dimension_id) in experts
-    ]
-    plcc = (
-        golden_agreement_plcc(
-            rater_scores=[p[0] for p in pairs], expert_means=[p[1] for p in pairs]
-        )
-        if pairs
-        else None
-    )
-    assignment.golden_agreement_plcc = plcc
-    # Without golden answers to judge by (no golden videos configured) the gate is open.
-    assignment.eligible_for_next = (
-        (plcc > study.golden_gate_plcc) if plcc is not None else (not pairs)
-    )
+def _finish(assignment: Assignment, study: Study) -> None:
+    """The session is over: the design's golden gate decides whether the rater may go on,
+    and the session's payment is due."""
+    gate = design_of(study).golden_gate(study=study, assignment=assignment)
+    assignment.golden_agreement = gate.agreement
+    assignment.eligible_for_next = gate.passed
     assignment.state = Assignment.State.FINISHED
     assignment.finished_at = timezone.now()
     Payment.objects.get_or_create(
@@ -193,22 +147,24 @@ def _finish(assignment: Assignment, dimensions: list[Dimension], study: Study) -
         defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
     )
     logger.info(
-        "assignment %s finished: golden PLCC %s, eligible %s",
+        "assignment %s finished: golden agreement %s, eligible %s",
         assignment.pk,
-        plcc,
-        assignment.eligible_for_next,
+        gate.agreement,
+        gate.passed,
     )
 
 
-def rating_submit(
-    *, participation: Participation, answer: Answer, dimensions: list[Dimension]
+def session_answer_submit(
+    *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
 ) -> tuple[bool, Assignment | None]:
-    """Store one answer (all dimensions) of the current item and move the rater on.
+    """Store one answer to the current item of the rater's session and move them on.
 
     Returns (stored_now, the assignment after it). The assignment row is locked, so two
     deliveries of the same answer are serialised and the second one is a repeat.
     """
     now = timezone.now()
+    study = participation.study
+    design = design_of(study)
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update()
@@ -219,7 +175,8 @@ def rating_submit(
             )
             .first()
         )
-        if check_repeat(ratings_under(answer.client_uuid), answer, participation):
+        digest = values_digest(values.canonical())
+        if answer_repeated(envelope=envelope, participation=participation, digest=digest):
             return False, assignment
         if assignment is None:
             if assignment_last_finished(participation=participation) is not None:
@@ -233,38 +190,36 @@ def rating_submit(
                 f"rest break: ratings are accepted again in {left} s",
                 extra={"break_seconds_left": left},
             )
-        stimulus = Stimulus.objects.filter(public_id=answer.item).only("pk").first()
-        if stimulus is None or stimulus.pk not in assignment.order:
-            raise NotFound("this video is not part of your session")
-        if assignment.order.index(stimulus.pk) < assignment.position:
-            raise Conflict("this video was already answered")
-        if assignment.order[assignment.position] != stimulus.pk:
-            raise Conflict("this is not the video to rate now; reload to continue")
-        # Looked up only once the answer would be stored, as the fast path's statement does.
-        check_unused(qualification_answers_under(answer.client_uuid), answer, participation)
-        Rating.objects.bulk_create(
-            Rating(
-                assignment=assignment,
-                stimulus_id=stimulus.pk,
-                **answer.row_fields(dimension),
-            )
-            for dimension in dimensions
+        if item is None or item.pk not in assignment.order:
+            raise NotFound(f"this {design.item_noun} is not part of your session")
+        if assignment.order.index(item.pk) < assignment.position:
+            raise Conflict(f"this {design.item_noun} was already answered")
+        if assignment.order[assignment.position] != item.pk:
+            raise Conflict(f"this is not the {design.item_noun} to rate now; reload to continue")
+        layout = item_layout(item, assignment.order_seed)
+        answer = envelope.answer(
+            item=item,
+            participation=participation,
+            assignment=assignment,
+            layout=layout_ids(layout),
+            values_digest=digest,
         )
+        answer.save()
+        design.store_values(answer=answer, item=item, layout=layout, values=values)
         assignment.position += 1
         assignment.last_activity_at = now
-        assignment.stalls_total += answer.stalls
+        assignment.stalls_total += envelope.stalls
         changed = ["position", "last_activity_at", "stalls_total"]
-        study = participation.study
         if assignment.position >= len(assignment.order):
-            _finish(assignment, dimensions, study)
-            changed += ["state", "finished_at", "golden_agreement_plcc", "eligible_for_next"]
+            _finish(assignment, study)
+            changed += ["state", "finished_at", "golden_agreement", "eligible_for_next"]
         # a break the session's last answer starts runs on into the next session
         answered = assignment.answered_before + assignment.position
         if break_until := _break_after(answered, study, now=now):
             assignment.break_until = break_until
             assignment.breaks_taken += 1
             changed += ["break_until", "breaks_taken"]
-        if _line_click_guard(assignment, study, len(dimensions)):
+        if design.fast_path and _line_click_guard(assignment, study):
             changed += ["flagged_line_clicker", "flag_reason"]
         assignment.save(update_fields=changed)
     return True, assignment
@@ -287,11 +242,11 @@ def _line_click_due(*, flagged: bool, position: int) -> bool:
 def _line_click_reason(
     *, assignment_id: int, slider_step: float, line_click_share: float, dimensions: int
 ) -> str | None:
-    """Why the assignment's recent answers look like line clicking (mostly one value),
-    or None when they do not."""
+    """Why the assignment's recent slider answers look like line clicking (mostly one
+    value), or None when they do not."""
     window = LINE_CLICK_WINDOW * dimensions
     recent = list(
-        Rating.objects.filter(assignment_id=assignment_id)
+        Rating.objects.filter(answer__assignment_id=assignment_id)
         .order_by("-id")
         .values_list("score", flat=True)[:window]
     )
@@ -303,16 +258,16 @@ def _line_click_reason(
     return reason
 
 
-def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
-    """Flag the assignment when the recent answers are mostly one value (the rater is not
-    told the rule)."""
+def _line_click_guard(assignment: Assignment, study) -> bool:
+    """Flag the assignment when the recent slider answers are mostly one value (the rater
+    is not told the rule)."""
     if not _line_click_due(flagged=assignment.flagged_line_clicker, position=assignment.position):
         return False
     reason = _line_click_reason(
         assignment_id=assignment.pk,
         slider_step=study.slider_step,
         line_click_share=study.line_click_share,
-        dimensions=dimensions,
+        dimensions=len(dimensions_of(study.pk)),
     )
     if reason is None:
         return False
@@ -321,13 +276,11 @@ def _line_click_guard(assignment: Assignment, study, dimensions: int) -> bool:
     return True
 
 
-# The common answer as one statement: move the position on only if it is still the one
-# that was read (and the session is still active and off break), and store the
-# dimension rows only if it moved. Of two deliveries racing for one position the second
-# waits for the row lock, then finds the position moved and stores nothing. A repeated
-# answer id fails the rating's unique constraint; one a qualification answer took (no
-# constraint spans the two tables) is found by one probe of that table's client_uuid
-# index, in the same statement, and leaves it to rating_submit to answer the conflict.
+# The common slider answer as one statement: move the position on only if it is still the
+# one that was read (and the session is still active and off break), store the envelope
+# only if it moved, and its dimension rows only if it was stored. Of two deliveries racing
+# for one position the second waits for the row lock, then finds the position moved and
+# stores nothing. A repeated answer id fails the envelope's unique constraint.
 _STORE_CURRENT_SQL = f"""
 WITH moved AS (
     UPDATE annotation_assignment
@@ -339,16 +292,20 @@ WITH moved AS (
      WHERE id = %(assignment_id)s AND position = %(position)s
        AND state = '{Assignment.State.ACTIVE}'
        AND (break_until IS NULL OR break_until <= %(now)s)
-       AND NOT EXISTS (SELECT FROM annotation_qualificationanswer
-                        WHERE client_uuid = %(client_uuid)s)
+    RETURNING id
+), answer AS (
+    INSERT INTO annotation_answer
+           (client_uuid, item_id, participation_id, assignment_id, attempt, layout,
+            values_digest, shown_at, answered_at, received_at, watch_time_ms, plays, stalls)
+    SELECT %(client_uuid)s, %(item_id)s, %(participation_id)s, moved.id, NULL, %(layout)s,
+           %(digest)s, %(shown_at)s, %(answered_at)s, %(now)s, %(watch_time_ms)s,
+           %(plays)s, %(stalls)s
+      FROM moved
     RETURNING id
 )
-INSERT INTO annotation_rating
-       (assignment_id, stimulus_id, dimension_id, score, client_uuid, shown_at, answered_at,
-        received_at, watch_time_ms, plays, stalls)
-SELECT moved.id, %(stimulus_id)s, d.id, d.score, %(client_uuid)s, %(shown_at)s,
-       %(answered_at)s, %(now)s, %(watch_time_ms)s, %(plays)s, %(stalls)s
-  FROM moved,
+INSERT INTO annotation_rating (answer_id, stimulus_id, dimension_id, score)
+SELECT answer.id, %(stimulus_id)s, d.id, d.score
+  FROM answer,
        unnest(%(dimension_ids)s::bigint[], %(scores)s::double precision[]) AS d(id, score)
 """
 
@@ -366,18 +323,21 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment
 
 
-def rating_submit_current(
-    *, position: RatingPosition, answer: Answer, dimensions: list[Dimension]
+def slider_submit_current(
+    *, position: RatingPosition, envelope: Envelope, scores: dict[str, float], dimensions
 ) -> StoredAnswer | None:
-    """rating_submit for the common case, without holding a lock across round trips: an
-    answer for the current item (the caller checked it is `position.current`), which is
-    not the session's last (that one runs the golden gate). PostgreSQL only.
+    """session_answer_submit for the common slider case, without holding a lock across
+    round trips: an answer for the current item (the caller checked it is
+    `position.current`), which is not the session's last (that one runs the golden gate).
+    PostgreSQL only.
 
     Returns None when nothing was stored: the position moved on meanwhile, the session
-    was paused or ended, a break began, or the answer id was used before (by a rating or
-    a qualification answer). rating_submit then decides with the row locked what to
-    answer (a repeat, a conflict, a refusal).
+    was paused or ended, a break began, or the answer id was used before.
+    session_answer_submit then decides with the row locked what to answer (a repeat, a
+    conflict, a refusal).
     """
+    import json
+
     answered = position.position + 1
     if position.current is None or answered >= position.length:
         return None
@@ -385,19 +345,23 @@ def rating_submit_current(
     break_until = _break_after(position.answered_before + answered, position, now=now)
     params = {
         "now": now,
-        "stalls": answer.stalls,
+        "stalls": envelope.stalls,
         "break_until": break_until,
         "breaks": int(break_until is not None),
         "assignment_id": position.assignment_id,
         "position": position.position,
-        "stimulus_id": position.current.pk,
-        "client_uuid": answer.client_uuid,
-        "shown_at": _aware(answer.shown_at),
-        "answered_at": _aware(answer.answered_at),
-        "watch_time_ms": answer.watch_time_ms,
-        "plays": answer.plays,
+        "item_id": position.current.pk,
+        "participation_id": position.participation_id,
+        "stimulus_id": position.current.stimulus_id,
+        "layout": json.dumps([str(position.current.public_id)]),
+        "digest": values_digest({"scores": scores}),
+        "client_uuid": envelope.client_uuid,
+        "shown_at": _aware(envelope.shown_at),
+        "answered_at": _aware(envelope.answered_at),
+        "watch_time_ms": envelope.watch_time_ms,
+        "plays": envelope.plays,
         "dimension_ids": [d.pk for d in dimensions],
-        "scores": [answer.scores[d.key] for d in dimensions],
+        "scores": [scores[d.key] for d in dimensions],
     }
     guard = _line_click_due(flagged=position.flagged_line_clicker, position=answered)
     # One statement is a transaction of its own; the guard's reads join it in one, and

@@ -86,16 +86,38 @@ def rater_enter_marketplace(
 
 
 def access_participation(*, user: User, slug: str) -> Participation:
-    """The signed-in rater's participation in a running study (one query when it exists)."""
+    """The signed-in rater's participation in a running study (one query when it exists).
+
+    A rater takes part once they entered through the study's link (marketplace entry,
+    or the link opened while signed in); a study that is open to every signed-in rater
+    (`open_to_signed_in`) lets them in without it."""
     participation = (
         Participation.objects.select_related("study")
         .filter(rater__user=user, study__slug=slug)
         .first()
     )
     if participation is None:
-        return participation_get_or_create(user=user, study=access_running_study(slug=slug))
+        study = access_running_study(slug=slug)
+        if not study.open_to_signed_in:
+            logger.warning("user %s refused: study %s is entered through its link", user.pk, slug)
+            raise PermissionDenied(
+                "this study is entered through its link: please open the link you were given",
+                extra={"error": "link_required"},
+            )
+        return participation_get_or_create(user=user, study=study)
     _refuse_unless_running(participation.study)
     return participation
+
+
+def rater_enter_signed_in(*, user: User, slug: str, token: str) -> Participation:
+    """A signed-in rater opens the study's link: the entry token lets them take part."""
+    study = Study.objects.filter(slug=slug).first()
+    if study is None or not secrets.compare_digest(token or "", study.entry_token):
+        logger.warning("link entry refused for study %r: bad token", slug)
+        raise PermissionDenied("this link is not valid for any study")
+    if study.state != Study.State.RUNNING:
+        raise PermissionDenied("this study is not running at the moment")
+    return participation_get_or_create(user=user, study=study)
 
 
 def participation_get_or_create(*, user: User, study: Study) -> Participation:

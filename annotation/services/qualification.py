@@ -1,4 +1,8 @@
-"""The qualification test: items in a per-rater seeded order, answers, server-side scoring."""
+"""The qualification test: items in a per-rater seeded order, answers, server-side scoring.
+
+Design-blind: a qualification answer is an Answer envelope with its attempt, its values
+stored by the study's design like any answer's; the design scores a finished attempt.
+"""
 
 from __future__ import annotations
 
@@ -7,91 +11,85 @@ import random
 
 from django.db import transaction
 
+from annotation.designs import design_of, values_digest
+from annotation.designs.base import Values
 from annotation.errors import Conflict, NotFound, PermissionDenied
-from annotation.models import Dimension, ExpertScore, Participation, QualificationAnswer, Stimulus
-from annotation.services.answers import Answer, check_unused, ratings_under
-from quality.stats.agreement import qualification_passed, qualification_share, within_tolerance
+from annotation.models import Answer, Item, Participation, Stimulus
+from annotation.selectors import item_layout, items_by_pk, qualification_drawn
+from annotation.services.answers import Envelope, answer_repeated, layout_ids
 
 logger = logging.getLogger(__name__)
 
+_NOT_READY = (Stimulus.Status.PENDING, Stimulus.Status.PROCESSING)
+
+
+def qualification_seed(participation: Participation) -> str:
+    """The per-rater seed of the attempt's order and of each item's layout."""
+    return f"{participation.qualification_order_seed}:{participation.qualification_attempts}"
+
 
 def qualification_items(*, participation: Participation) -> list[int]:
-    """Stimulus ids of this attempt, in the rater's order (seeded, reproducible).
+    """Item ids of this attempt, in the rater's order (seeded, reproducible).
 
-    Drawn once per attempt, when enough qualification videos are ready, and kept
-    (`Participation.qualification_set`): videos added or made ready during the attempt do
-    not change it, so an answer to a video the rater was shown is never refused as not
-    part of the test. Empty (the test is not ready yet) while fewer videos are ready than
+    Drawn once per attempt, when enough qualification items are ready, and kept
+    (`Participation.qualification_set`): items added or made ready during the attempt do
+    not change it, so an answer to an item the rater was shown is never refused as not
+    part of the test. Empty (the test is not ready yet) while fewer items are ready than
     the test takes of those the study has (processing ones included, failed ones not)."""
-    attempt = participation.qualification_attempts
-    frozen = participation.qualification_set or {}
-    if frozen.get("attempt") == attempt and frozen.get("items"):
-        return list(frozen["items"])
+    drawn = qualification_drawn(participation)
+    if drawn:
+        return drawn
     study = participation.study
-    videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.QUALIFICATION)
-    pool = list(
-        videos.filter(status=Stimulus.Status.READY).order_by("pk").values_list("pk", flat=True)
+    design_of(study).build_items(study=study)
+    items = Item.objects.filter(study=study, role=Item.Role.QUALIFICATION).exclude(
+        members__stimulus__status=Stimulus.Status.FAILED
     )
-    wanted = min(study.qualification_size, videos.exclude(status=Stimulus.Status.FAILED).count())
+    pool = list(
+        items.exclude(members__stimulus__status__in=_NOT_READY)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    wanted = min(study.qualification_size, items.count())
     if wanted == 0 or len(pool) < wanted:
         return []
-    rng = random.Random(f"{participation.qualification_order_seed}:{attempt}")
-    chosen = rng.sample(pool, k=wanted)
-    participation.qualification_set = {"attempt": attempt, "items": chosen}
+    chosen = random.Random(qualification_seed(participation)).sample(pool, k=wanted)
+    participation.qualification_set = {
+        "attempt": participation.qualification_attempts,
+        "items": chosen,
+    }
     Participation.objects.filter(pk=participation.pk).update(
         qualification_set=participation.qualification_set
     )
     return chosen
 
 
-def qualification_answered(*, participation: Participation) -> set[int]:
-    return set(
-        QualificationAnswer.objects.filter(
-            participation=participation, attempt=participation.qualification_attempts
-        ).values_list("stimulus_id", flat=True)
+def qualification_answers(*, participation: Participation):
+    return Answer.objects.filter(
+        participation=participation, attempt=participation.qualification_attempts
     )
 
 
-def _score_attempt(participation: Participation, dimensions: list[Dimension]) -> None:
-    """GAIA's rule: pass when at least pass_share of all answers (items x dimensions) lie
-    within tolerance_sigma expert standard deviations of the expert mean."""
+def qualification_next(participation: Participation) -> tuple[Item | None, Item | None, int, int]:
+    """(the item to answer now, the one after it, answered so far, the test's length)."""
+    items = qualification_items(participation=participation)
+    answered = qualification_answers(participation=participation).values_list("item_id", flat=True)
+    answered = set(answered)
+    remaining = [pk for pk in items if pk not in answered]
+    found = items_by_pk(remaining[:2])
+    current = found.get(remaining[0]) if remaining else None
+    preload = found.get(remaining[1]) if len(remaining) > 1 else None
+    return current, preload, len(items) - len(remaining), len(items)
+
+
+def _score_attempt(participation: Participation) -> None:
     study = participation.study
-    answers = list(
-        QualificationAnswer.objects.filter(
-            participation=participation, attempt=participation.qualification_attempts
-        ).select_related("stimulus", "dimension")
+    score = design_of(study).qualification_score(
+        participation=participation,
+        answers=qualification_answers(participation=participation),
     )
-    experts = {
-        (e.stimulus_id, e.dimension_id): e
-        for e in ExpertScore.objects.filter(stimulus_id__in={a.stimulus_id for a in answers})
-    }
-    detail, scores, means, sigmas = [], [], [], []
-    for answer in sorted(answers, key=lambda a: (a.stimulus_id, a.dimension.order)):
-        expert = experts[(answer.stimulus_id, answer.dimension_id)]
-        scores.append(answer.score)
-        means.append(expert.mean)
-        sigmas.append(expert.sigma)
-        detail.append(
-            {
-                "stimulus": answer.stimulus_id,
-                "dimension": answer.dimension.key,
-                "score": answer.score,
-                "expert_mean": expert.mean,
-                "expert_sigma": expert.sigma,
-            }
-        )
-    within = within_tolerance(
-        rater_scores=scores,
-        expert_means=means,
-        expert_sigmas=sigmas,
-        tolerance_sigma=study.qualification_tolerance_sigma,
-    )
-    for row, inside in zip(detail, within, strict=True):
-        row["within"] = bool(inside)
-    share = qualification_share(within)  # of the same flags: it cannot disagree with them
-    participation.qualification_share = share
-    participation.qualification_detail = detail
-    if qualification_passed(share, study.qualification_pass_share):
+    participation.qualification_share = score.share
+    participation.qualification_detail = score.detail
+    if score.passed:
         participation.qualification_state = Participation.Qualification.PASSED
     elif participation.qualification_attempts <= study.qualification_retries:
         participation.qualification_attempts += 1  # a new attempt, new order
@@ -108,44 +106,46 @@ def _score_attempt(participation: Participation, dimensions: list[Dimension]) ->
     logger.info(
         "qualification of %s: share %.3f -> %s",
         participation,
-        share,
+        score.share,
         participation.qualification_state,
     )
 
 
 def qualification_answer_submit(
-    *, participation: Participation, answer: Answer, dimensions: list[Dimension]
+    *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
 ) -> bool:
     """Store one qualification answer; True when stored now, False for a harmless repeat."""
+    design = design_of(participation.study)
+    digest = values_digest(values.canonical())
     with transaction.atomic():
         participation = (
             Participation.objects.select_for_update()
             .select_related("study")
             .get(pk=participation.pk)
         )
-        if QualificationAnswer.objects.filter(client_uuid=answer.client_uuid).exists():
-            return False  # a concurrent delivery of the same answer won the lock
+        # a concurrent delivery of the same answer may have won the lock
+        if answer_repeated(envelope=envelope, participation=participation, digest=digest):
+            return False
         if participation.qualification_state != Participation.Qualification.IN_PROGRESS:
             raise PermissionDenied("the qualification test is not open for you")
         items = qualification_items(participation=participation)
-        stimulus = Stimulus.objects.filter(public_id=answer.item, pk__in=items).first()
-        if stimulus is None:
-            raise NotFound("this video is not part of your qualification test")
-        answered = qualification_answered(participation=participation)
-        if stimulus.pk in answered:
-            raise Conflict("this video was already answered")
-        # A rating's id (no constraint spans the two tables), looked up as rating_submit
-        # looks up a qualification answer's: only once the answer would be stored.
-        check_unused(ratings_under(answer.client_uuid), answer, participation)
-        QualificationAnswer.objects.bulk_create(
-            QualificationAnswer(
-                participation=participation,
-                attempt=participation.qualification_attempts,
-                stimulus=stimulus,
-                **answer.row_fields(dimension),
-            )
-            for dimension in dimensions
+        if item is None or item.pk not in items:
+            raise NotFound(f"this {design.item_noun} is not part of your qualification test")
+        answered = set(
+            qualification_answers(participation=participation).values_list("item_id", flat=True)
         )
+        if item.pk in answered:
+            raise Conflict(f"this {design.item_noun} was already answered")
+        layout = item_layout(item, qualification_seed(participation))
+        answer = envelope.answer(
+            item=item,
+            participation=participation,
+            attempt=participation.qualification_attempts,
+            layout=layout_ids(layout),
+            values_digest=digest,
+        )
+        answer.save()
+        design.store_values(answer=answer, item=item, layout=layout, values=values)
         if len(answered) + 1 >= len(items):
-            _score_attempt(participation, dimensions)
+            _score_attempt(participation)
     return True

@@ -6,28 +6,18 @@ import logging
 
 from django.db.models import Exists, OuterRef
 
+from annotation.designs import design_of, values_digest
 from annotation.errors import ApplicationError, PermissionDenied
-from annotation.models import (
-    Assignment,
-    Participation,
-    Session,
-    SessionItem,
-    Stimulus,
-)
-from annotation.selectors import dimensions_of, qualification_next, rater_step
-from annotation.services.answers import (
-    Answer,
-    check_answer,
-    check_repeat,
-    qualification_answers_under,
-)
-from annotation.services.assignments import (
+from annotation.models import Assignment, Participation, Session, SessionItem, Stimulus
+from annotation.selectors import (
     assignment_current,
     assignment_last_finished,
     break_seconds_left,
-    rating_submit,
+    rater_step,
 )
-from annotation.services.qualification import qualification_answer_submit
+from annotation.services.answers import answer_repeated, check_envelope, item_by_public_id
+from annotation.services.assignments import session_answer_submit
+from annotation.services.qualification import qualification_answer_submit, qualification_next
 
 logger = logging.getLogger(__name__)
 
@@ -39,16 +29,12 @@ REFUSALS = {
 }
 
 
-def _stored_qualification_answer(answer: Answer, participation: Participation) -> bool:
-    rows = qualification_answers_under(answer.client_uuid)
-    return check_repeat(rows, answer, participation)
-
-
 def sessions_left(participation: Participation) -> bool:
-    """Whether a session the rater has not taken has, or may still have, a video to rate:
-    one that is not golden and did not fail (a session of failed videos never starts)."""
+    """Whether a session the rater has not taken has, or may still have, an item to
+    answer: one that is not golden and none of whose videos failed (a session of failed
+    videos never starts)."""
     playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
-        stimulus__status=Stimulus.Status.FAILED
+        item__members__stimulus__status=Stimulus.Status.FAILED
     )
     return (
         Session.objects.filter(Exists(playable), study_id=participation.study_id)
@@ -87,31 +73,36 @@ def progress_payload(participation: Participation, assignment=_UNKNOWN) -> dict:
 def answer_submit(*, participation: Participation, data: object) -> tuple[bool, dict]:
     """Store an answer exactly once. Returns (stored_now, progress after it).
 
-    A repeat of a known client_uuid with the same payload answers like the first
-    delivery did; with a different payload it is a conflict.
+    A repeat of a known client_uuid with the same values answers like the first
+    delivery did; with other values it is a conflict. The values are checked (by the
+    study's design) before anything else, so a malformed answer is a 400 wherever it
+    was meant to go.
     """
-    dimensions = dimensions_of(participation.study_id)
-    answer = check_answer(data=data, study=participation.study, dimensions=dimensions)
+    study = participation.study
+    envelope = check_envelope(data)
+    item = item_by_public_id(envelope.item, study_id=study.pk)
+    values = design_of(study).check_values(data=data, item=item, study=study)
+    digest = values_digest(values.canonical())
     Q = Participation.Qualification
     if participation.qualification_state == Q.PASSED and not participation.is_excluded:
         try:
-            stored_now, assignment = rating_submit(
-                participation=participation, answer=answer, dimensions=dimensions
+            stored_now, assignment = session_answer_submit(
+                participation=participation, envelope=envelope, item=item, values=values
             )
         except ApplicationError:
-            # The repeat of the answer that passed the rater is no rating: it comes here
-            # after the pass. Looked up only now, as the fast path never does.
-            if _stored_qualification_answer(answer, participation):
+            # The repeat of the answer that passed the rater is no session answer: it
+            # comes here after the pass.
+            if answer_repeated(envelope=envelope, participation=participation, digest=digest):
                 return False, progress_payload(participation)
             raise
         return stored_now, progress_payload(participation, assignment)
-    if _stored_qualification_answer(answer, participation):
+    if answer_repeated(envelope=envelope, participation=participation, digest=digest):
         return False, progress_payload(participation)
     step = rater_step(participation, None)
     if step in REFUSALS:
         raise PermissionDenied(REFUSALS[step], extra={"step": step})
     stored_now = qualification_answer_submit(
-        participation=participation, answer=answer, dimensions=dimensions
+        participation=participation, envelope=envelope, item=item, values=values
     )
     participation.refresh_from_db()
     return stored_now, progress_payload(participation)

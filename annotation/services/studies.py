@@ -6,47 +6,65 @@ import random
 
 from django.db import transaction
 
+from annotation.designs import design_of
 from annotation.errors import ValidationFailed
-from annotation.models import GAIA_DIMENSIONS, Dimension, Session, SessionItem, Stimulus, Study
+from annotation.models import Dimension, Item, Session, SessionItem, Study
 
 
 @transaction.atomic
-def study_create(*, name: str, slug: str, dimensions=GAIA_DIMENSIONS, **settings) -> Study:
-    """A study with its dimensions in rating order; `settings` override protocol defaults."""
+def study_create(*, name: str, slug: str, dimensions=None, **settings) -> Study:
+    """A study with its dimensions (its questions, in designs that ask one per item) in
+    order; `settings` override protocol defaults, `design` among them (default: sliders).
+    `dimensions` are (key, label, help text[, shows_reference]); by default the design's
+    (GAIA's three for sliders, WYD's video-quality question for preference)."""
     if Study.objects.filter(slug=slug).exists():
         raise ValidationFailed(f"a study with slug '{slug}' already exists")
     study = Study(name=name, slug=slug, **settings)
     study.full_clean()
     study.save()
+    design = design_of(study)
     Dimension.objects.bulk_create(
-        Dimension(study=study, key=key, label=label, help_text=help_text, order=order)
-        for order, (key, label, help_text) in enumerate(dimensions, start=1)
+        Dimension(
+            study=study,
+            key=key,
+            label=label,
+            help_text=help_text,
+            shows_reference=bool(rest and rest[0]),
+            order=order,
+        )
+        for order, (key, label, help_text, *rest) in enumerate(
+            design.default_dimensions if dimensions is None else dimensions, start=1
+        )
     )
     return study
 
 
 @transaction.atomic
 def study_build_sessions(*, study: Study) -> list[Session]:
-    """Split the study's stimuli not yet in a session into new seeded sessions.
+    """Split the study's items not yet in a session into new seeded sessions.
 
-    The stimuli are shuffled with the study's split seed and cut into sessions of
-    `session_size`, the last one smaller (GAIA: 9,180 = 30 x 300 + 180, 31 sessions).
-    Each session gets `golden_per_session` golden stimuli drawn (seeded) from the
-    study's golden pool; presentation order is shuffled per rater later. Calling it
-    again after importing more stimuli appends sessions and leaves existing ones alone.
+    The study's design first makes the items of stimuli that have none (a video for
+    sliders, a pair of conditions for preference, ...). The regular items are shuffled
+    with the study's split seed and cut into sessions of `session_size`, the last one
+    smaller (GAIA: 9,180 = 30 x 300 + 180, 31 sessions). Each session gets
+    `golden_per_session` golden items drawn (seeded) from the study's golden pool;
+    presentation order is shuffled per rater later. Calling it again after importing
+    more stimuli appends sessions and leaves existing ones alone.
     """
     study = Study.objects.select_for_update().get(pk=study.pk)
+    design = design_of(study)
+    design.build_items(study=study)
     already = SessionItem.objects.filter(session__study=study, is_golden=False)
     pending = list(
-        Stimulus.objects.filter(study=study, role=Stimulus.Role.STIMULUS)
-        .exclude(pk__in=already.values("stimulus_id"))
+        Item.objects.filter(study=study, role=Item.Role.STIMULUS)
+        .exclude(pk__in=already.values("item_id"))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     if not pending:
         return []
     golden_pool = list(
-        Stimulus.objects.filter(study=study, role=Stimulus.Role.GOLDEN)
+        Item.objects.filter(study=study, role=Item.Role.GOLDEN)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -54,19 +72,28 @@ def study_build_sessions(*, study: Study) -> list[Session]:
         study.sessions.order_by("-index").values_list("index", flat=True).first() or 0
     ) + 1
     rng = random.Random(f"{study.split_seed}:{first_index}")
-    rng.shuffle(pending)
+    if design.session_chunks is None:
+        rng.shuffle(pending)
+        chunks = [
+            pending[start : start + study.session_size]
+            for start in range(0, len(pending), study.session_size)
+        ]
+    else:
+        items = Item.objects.filter(pk__in=pending).prefetch_related("members__stimulus")
+        chunks = design.session_chunks(
+            study=study, items=list(items), seed=f"{study.split_seed}:{first_index}"
+        )
     sessions = []
-    for offset, start in enumerate(range(0, len(pending), study.session_size)):
+    for offset, chunk in enumerate(chunks):
         index = first_index + offset
         seed = rng.randrange(2**62)
         session = Session.objects.create(study=study, index=index, seed=seed)
-        chunk = pending[start : start + study.session_size]
         golden = random.Random(seed).sample(
             golden_pool, k=min(study.golden_per_session, len(golden_pool))
         )
         SessionItem.objects.bulk_create(
-            [SessionItem(session=session, stimulus_id=pk) for pk in chunk]
-            + [SessionItem(session=session, stimulus_id=pk, is_golden=True) for pk in golden]
+            [SessionItem(session=session, item_id=pk) for pk in chunk]
+            + [SessionItem(session=session, item_id=pk, is_golden=True) for pk in golden]
         )
         sessions.append(session)
     return sessions

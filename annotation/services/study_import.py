@@ -3,10 +3,15 @@
 Manifest columns (header row required, comma-separated, UTF-8):
 
 - `path` (required): the video file, absolute or relative to the manifest's folder;
-- `role` (required): stimulus, golden, qualification or tutorial;
+- `role` (required): stimulus, golden, qualification, tutorial or reference;
 - `prompt`, `action`, `action_class`, `action_subclass`, `source_model`: content labels;
+- `condition`, `content`: in designs that compare videos (preference), the condition a
+  video shows (its generating model) and the content the videos of several conditions
+  share (a prompt or reference id); a `reference` row is a content's reference video;
+- `expected` (best or worst): a golden or qualification video's known place among the
+  videos of its content, in designs that compare videos;
 - `<dimension>_mean`, `<dimension>_sigma` for each dimension key of the study: expert
-  scores, required for golden and qualification rows;
+  scores, required for golden and qualification rows of slider studies;
 - tutorial rows: `tutorial_dimension`, `tutorial_pair` (a label shared by the two
   videos of a pair), `tutorial_kind` (generated or real), `caption`, `explanation`.
 
@@ -29,12 +34,22 @@ from pathlib import Path
 from django.core.files import File
 from django.db import transaction
 
+from annotation.designs import design_of
 from annotation.errors import ImportFailed
 from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
 
 logger = logging.getLogger(__name__)
 
-LABEL_COLUMNS = ("prompt", "action", "action_class", "action_subclass", "source_model")
+LABEL_COLUMNS = (
+    "prompt",
+    "action",
+    "action_class",
+    "action_subclass",
+    "source_model",
+    "condition",
+    "content",
+    "expected",
+)
 TUTORIAL_COLUMNS = (
     "tutorial_dimension",
     "tutorial_pair",
@@ -43,7 +58,6 @@ TUTORIAL_COLUMNS = (
     "explanation",
 )
 KNOWN_COLUMNS = {"path", "role", *LABEL_COLUMNS, *TUTORIAL_COLUMNS}
-ROLES_WITH_EXPERT_SCORES = {Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION}
 
 
 @dataclass(frozen=True)
@@ -167,10 +181,13 @@ def _parse_row(
         if sigma <= 0:
             raise ValueError(f"{key}_sigma must be positive, got {sigma}")
         expert[key] = (mean, sigma)
-    if role in ROLES_WITH_EXPERT_SCORES:
-        missing = [key for key in dimension_keys if key not in expert]
-        if missing:
-            raise ValueError(f"a {role} row needs expert scores for: {', '.join(missing)}")
+    labels = {column: (raw.get(column) or "").strip() for column in LABEL_COLUMNS}
+    labels["expected"] = labels["expected"].lower()
+    if labels["expected"] not in ("", "best", "worst"):
+        raise ValueError(f"expected must be 'best' or 'worst', got {labels['expected']!r}")
+    design_of(study).check_manifest_row(
+        role=role, labels=labels, expert=expert, dimension_keys=dimension_keys
+    )
 
     tutorial = {column: (raw.get(column) or "").strip() for column in TUTORIAL_COLUMNS}
     if role == Stimulus.Role.TUTORIAL:
@@ -182,7 +199,6 @@ def _parse_row(
             raise ValueError("a tutorial row needs a tutorial_pair label")
         if tutorial["tutorial_kind"] not in ("generated", "real"):
             raise ValueError("tutorial_kind must be 'generated' or 'real'")
-    labels = {column: (raw.get(column) or "").strip() for column in LABEL_COLUMNS}
     _check_lengths({**labels, **tutorial})
     return ManifestRow(line, path, role, sha256_file(path), labels, tutorial, expert)
 

@@ -1,7 +1,8 @@
 """Which ratings count: the exclusions of a study, and the rule that takes out each rating.
 
-Four rules take ratings out of every published number (the analysis run's MOS, alpha, SRCC
-curve and figures, and the exports), each recorded with its figures and reason:
+These rules take answers out of every published number (the analysis run's MOS, alpha,
+SRCC curve, scale and figures, and the exports), each recorded with its figures and
+reason:
 
 - ``admin_excluded_rater``: an admin excluded the rater from the study (all their ratings);
 - ``admin_excluded_session``: an admin excluded one session of the rater;
@@ -9,7 +10,9 @@ curve and figures, and the exports), each recorded with its figures and reason:
   or below the threshold, GAIA Sec. 3.2: only raters who agreed with the experts were
   kept), unless the study keeps such sessions;
 - ``line_clicker``: found by the analysis itself on the ratings the other rules left
-  (``quality.stats.screening``).
+  (``quality.stats.screening``);
+- ``position_bias``, ``disagrees_with_majority``: the screening of a preference study's
+  raters by its analysis (``quality.stats.preference``).
 
 A rating matched by several rules carries the first of this list. Pure: the exclusions are
 read from the database by ``quality.selectors.study_exclusions``.
@@ -27,7 +30,25 @@ ADMIN_EXCLUDED_RATER = "admin_excluded_rater"
 ADMIN_EXCLUDED_SESSION = "admin_excluded_session"
 GOLDEN_GATE_FAILED = "golden_gate_failed"
 LINE_CLICKER = "line_clicker"
-RULES = (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, GOLDEN_GATE_FAILED, LINE_CLICKER)
+# The screening rules of the other designs' analyses (quality.stats.preference, ...).
+POSITION_BIAS = "position_bias"
+DISAGREES_WITH_MAJORITY = "disagrees_with_majority"
+RULES = (
+    ADMIN_EXCLUDED_RATER,
+    ADMIN_EXCLUDED_SESSION,
+    GOLDEN_GATE_FAILED,
+    LINE_CLICKER,
+    POSITION_BIAS,
+    DISAGREES_WITH_MAJORITY,
+)
+RULE_LABELS = {
+    ADMIN_EXCLUDED_RATER: "rater excluded by an admin",
+    ADMIN_EXCLUDED_SESSION: "session excluded by an admin",
+    GOLDEN_GATE_FAILED: "session failed the golden gate",
+    LINE_CLICKER: "line clicker (found by the run)",
+    POSITION_BIAS: "always the same side (found by the run)",
+    DISAGREES_WITH_MAJORITY: "disagrees with the majority (found by the run)",
+}
 # Rules decided outside the analysis, from the study's state: they are what a run reads
 # before it starts, and what makes an earlier run out of date when they change.
 PRE_ANALYSIS_RULES = (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, GOLDEN_GATE_FAILED)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from annotation.models import Rater, Stimulus, Study
+from annotation.models import Rater, Rating, Stimulus, Study
 from annotation.services.studies import study_build_sessions
 from tests.factories import StimulusFactory, UserFactory, add_expert_scores, make_study
 
@@ -34,6 +34,8 @@ def tiny_study(*, stimuli: int = 6, **settings) -> TinyStudy:
         completion_url="https://market.example/done",
         screenout_url="https://market.example/screenout",
         state=Study.State.RUNNING,
+        # these tests drive the journey; entering through the link is tested on its own
+        open_to_signed_in=True,
     )
     study = make_study(**{**defaults, **settings})
     StimulusFactory.create_batch(stimuli, study=study)
@@ -92,3 +94,13 @@ def onboard(client: APIClient, tiny: TinyStudy) -> None:
             client.post(tiny.base + "answers/", answer(item["id"], 52.0), format="json").status_code
             == 201
         )
+
+
+def session_ratings():
+    """The slider rating rows of session answers (qualification answers' rows are not)."""
+    return Rating.objects.filter(answer__assignment__isnull=False)
+
+
+def qualification_ratings():
+    """The slider rating rows of qualification answers."""
+    return Rating.objects.filter(answer__attempt__isnull=False)

@@ -5,12 +5,14 @@ DRF path alike, and nothing is stored."""
 import pytest
 
 from annotation.api import rater as rater_api
-from annotation.models import Assignment, QualificationAnswer, Rating
+from annotation.models import Assignment
 from tests.annotation.rater_fixtures import (
     answer,
     consent_and_tutorial,
     onboard,
+    qualification_ratings,
     rater_client,
+    session_ratings,
     tiny_study,
 )
 
@@ -48,9 +50,9 @@ def test_a_rating_that_reuses_a_qualification_answers_id_is_a_conflict(path, mon
         409,
         {"error": "conflict", "detail": "this answer id was already used for another video"},
     )
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
     assert Assignment.objects.get().position == 0
-    assert QualificationAnswer.objects.filter(client_uuid=reused["client_uuid"]).count() == 3
+    assert qualification_ratings().filter(answer__client_uuid=reused["client_uuid"]).count() == 3
 
 
 @pytest.mark.parametrize("path", ["fast", "drf"])
@@ -73,7 +75,7 @@ def test_a_rating_that_reuses_another_raters_qualification_answer_id_is_a_confli
         409,
         {"error": "conflict", "detail": "this answer id is already in use"},
     )
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
     assert Assignment.objects.get().position == 0
 
 
@@ -98,8 +100,8 @@ def test_a_qualification_answer_that_reuses_a_ratings_id_is_a_conflict(path, mon
         409,
         {"error": "conflict", "detail": "this answer id was already used for another video"},
     )
-    assert QualificationAnswer.objects.filter(participation__rater__user=user).count() == 6
-    assert QualificationAnswer.objects.filter(client_uuid=rating["client_uuid"]).count() == 0
+    assert qualification_ratings().filter(answer__participation__rater__user=user).count() == 6
+    assert qualification_ratings().filter(answer__client_uuid=rating["client_uuid"]).count() == 0
 
 
 @pytest.mark.parametrize("path", ["fast", "drf"])
@@ -125,4 +127,4 @@ def test_a_qualification_answer_that_reuses_another_raters_rating_id_is_a_confli
         409,
         {"error": "conflict", "detail": "this answer id is already in use"},
     )
-    assert QualificationAnswer.objects.filter(participation__rater__user=bob_user).count() == 0
+    assert qualification_ratings().filter(answer__participation__rater__user=bob_user).count() == 0

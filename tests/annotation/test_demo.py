@@ -2,8 +2,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.models import Stimulus, Study, TutorialPair
+from annotation.designs import DESIGNS
+from annotation.models import Answer, Rater, Stimulus, Study, TutorialPair
 from media_pipeline.models import MetricScore
+from quality.models import AnalysisRun
 
 
 @pytest.mark.slow
@@ -30,15 +32,29 @@ def test_demo_study_is_ready_to_rate(
     assert MetricScore.objects.filter(stimulus__study=study, metric="si").count() == 20
     assert set(User.objects.values_list("username", flat=True)) >= {"admin", "researcher", "rater"}
     printed = capsys.readouterr().out
-    assert "marketplace link: /r/gaia-demo/?token=" in printed
+    assert "rater link: /r/gaia-demo/?token=" in printed
     assert "answer 75% of the 6 qualification videos within 1.5 sigma" in printed
+    # and every design has its demo, with labelled simulated answers and a finished run
+    for demo in Study.objects.all():
+        simulated = Rater.objects.filter(participations__study=demo, is_simulated=True)
+        assert simulated.count() >= 5
+        assert all(r.external_id.startswith(f"SIM-{demo.slug}-") for r in simulated)
+        assert Answer.objects.filter(item__study=demo, assignment__isnull=False).exists()
+        run = AnalysisRun.objects.get(study=demo)
+        assert run.status == "done", run.error
+        assert f"rater link: /r/{demo.slug}/?token={demo.entry_token}" in printed
+    assert set(Study.objects.values_list("design", flat=True)) == set(DESIGNS)
+    scale = AnalysisRun.objects.get(study__slug="preference-demo").summary["scale"]
+    ranked = [row["condition"] for row in sorted(scale, key=lambda row: row["rank"])]
+    assert ranked == ["Crisp", "Soft", "Grainy", "Blocky"]  # the models' visible quality
     # and running it again changes nothing
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20
+    assert AnalysisRun.objects.count() == Study.objects.count()
 
 
 def test_gaia_prompts_carry_their_action_classes():
-    from annotation.services.demo import gaia_prompts
+    from frontend.demo import gaia_prompts
 
     prompts = gaia_prompts()
     assert len(prompts) == 510

@@ -3,8 +3,8 @@ the share that passes or fails the rater is the share of those flags."""
 
 import pytest
 
+from annotation.designs import slider
 from annotation.models import Participation
-from annotation.services import qualification
 from quality.stats.agreement import within_tolerance
 from tests.annotation.rater_fixtures import answer, consent_and_tutorial, rater_client, tiny_study
 
@@ -48,7 +48,7 @@ def test_the_share_follows_the_flags_whatever_the_rule(monkeypatch):
     """The tolerance rule is applied once: changed there, flags and share change together."""
     # given: a rule of a third of the study's tolerance (0.5 sigma: 5 points)
     monkeypatch.setattr(
-        qualification,
+        slider,
         "within_tolerance",
         lambda *, tolerance_sigma, **data: within_tolerance(
             tolerance_sigma=tolerance_sigma / 3, **data

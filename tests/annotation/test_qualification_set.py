@@ -2,8 +2,14 @@
 
 import pytest
 
-from annotation.models import ExpertScore, Participation, QualificationAnswer, Stimulus
-from tests.annotation.rater_fixtures import answer, consent_and_tutorial, rater_client, tiny_study
+from annotation.models import ExpertScore, Participation, Stimulus
+from tests.annotation.rater_fixtures import (
+    answer,
+    consent_and_tutorial,
+    qualification_ratings,
+    rater_client,
+    tiny_study,
+)
 from tests.factories import StimulusFactory, add_expert_scores
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +38,7 @@ def test_videos_added_during_an_attempt_do_not_change_it():
     )
     participation = Participation.objects.get(rater__user=user)
     assert participation.qualification_state == Participation.Qualification.PASSED
-    answered = QualificationAnswer.objects.filter(participation=participation)
+    answered = qualification_ratings().filter(answer__participation=participation)
     assert {str(a.stimulus.public_id) for a in answered} == {first, shown}
 
 

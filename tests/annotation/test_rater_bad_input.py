@@ -7,12 +7,14 @@ import json
 import pytest
 
 from annotation.api import rater as rater_api
-from annotation.models import Assignment, Participation, QualificationAnswer, Rating
+from annotation.models import Assignment, Participation
 from tests.annotation.rater_fixtures import (
     answer,
     consent_and_tutorial,
     onboard,
+    qualification_ratings,
     rater_client,
+    session_ratings,
     tiny_study,
 )
 
@@ -70,7 +72,7 @@ def test_a_malformed_answer_is_a_400_that_says_why(field, raw, detail, path, mon
     )
     # then
     assert (response.status_code, response.json()) == (400, {"error": "invalid", "detail": detail})
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
     assert Assignment.objects.get().position == 0
 
 
@@ -85,7 +87,9 @@ def test_an_answer_at_another_utc_offset_is_stored_as_the_same_moment():
     response = client.post(tiny.base + "answers/", payload, format="json")
     # then: the offset is kept in the moment, a naive time is read in UTC (TIME_ZONE)
     assert response.status_code == 201
-    shown, answered = Rating.objects.values_list("shown_at", "answered_at").first()
+    shown, answered = (
+        session_ratings().values_list("answer__shown_at", "answer__answered_at").first()
+    )
     assert (shown.isoformat(), answered.isoformat()) == (
         "2026-11-22T10:00:00+00:00",
         "2026-11-22T10:00:05+00:00",
@@ -110,8 +114,8 @@ def at_first_item(path: str, monkeypatch, **settings) -> tuple:
 def stored_scores(path: str) -> list[float]:
     """The scores of the kind of answer the path sends: qualification answers, or ratings
     (the qualification answers that onboarded the rater aside)."""
-    rows = QualificationAnswer if path == "qualification" else Rating
-    return list(rows.objects.order_by("dimension__order").values_list("score", flat=True))
+    rows = qualification_ratings() if path == "qualification" else session_ratings()
+    return list(rows.order_by("dimension__order").values_list("score", flat=True))
 
 
 @pytest.mark.parametrize("path", ["fast", "drf", "qualification"])

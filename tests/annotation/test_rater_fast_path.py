@@ -12,11 +12,19 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.api import rater as rater_api
-from annotation.models import Assignment, Rating, Stimulus
-from annotation.selectors import dimensions_of, rating_position
-from annotation.services.answers import check_answer
-from annotation.services.assignments import rating_submit_current
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from annotation.designs.slider import check_scores
+from annotation.dimensions import dimensions_of
+from annotation.models import Assignment, Item, Stimulus
+from annotation.selectors import rating_position
+from annotation.services.answers import check_envelope
+from annotation.services.assignments import slider_submit_current
+from tests.annotation.rater_fixtures import (
+    answer,
+    onboard,
+    rater_client,
+    session_ratings,
+    tiny_study,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +48,7 @@ def slow_path(monkeypatch):
 
 def current_public_id(user) -> str:
     assignment = Assignment.objects.get(rater__user=user)
-    return str(Stimulus.objects.get(pk=assignment.order[assignment.position]).public_id)
+    return str(Item.objects.get(pk=assignment.order[assignment.position]).public_id)
 
 
 def test_next_is_one_query_and_an_answer_two_statements():
@@ -58,7 +66,7 @@ def test_next_is_one_query_and_an_answer_two_statements():
     assert response.status_code == 201
     assert len(statements(next_queries)) == 1
     assert len(statements(answer_queries)) == 2
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
 
 
 def test_the_fast_path_answers_exactly_as_the_drf_views(slow_path):
@@ -122,9 +130,17 @@ def test_the_fast_path_answers_exactly_as_the_drf_views(slow_path):
         getattr(slow_assignment, f) for f in fields
     ]
     assert fast_assignment.break_until is not None and slow_assignment.break_until is not None
-    fast_rows = Rating.objects.filter(assignment=fast_assignment).order_by("id")
-    slow_rows = Rating.objects.filter(assignment=slow_assignment).order_by("id")
-    columns = ("dimension__key", "score", "watch_time_ms", "plays", "stalls", "shown_at")
+    fast_rows = session_ratings().filter(answer__assignment=fast_assignment).order_by("id")
+    slow_rows = session_ratings().filter(answer__assignment=slow_assignment).order_by("id")
+    columns = (
+        "dimension__key",
+        "score",
+        "answer__watch_time_ms",
+        "answer__plays",
+        "answer__stalls",
+        "answer__shown_at",
+        "answer__values_digest",
+    )
     assert list(fast_rows.values_list(*columns)) == list(slow_rows.values_list(*columns))
 
 
@@ -167,7 +183,7 @@ def test_a_token_reaches_the_fast_path_and_a_wrong_one_is_refused():
     assert stored.status_code == 201 and stored.json()["position"] == 1
     assert (len(next_statements), len(answer_statements)) == (1, 2)
     assert (refused.status_code, refused.json()) == (403, {"detail": "Invalid token."})
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
 
 
 def test_a_session_needs_its_csrf_token_for_an_answer():
@@ -189,7 +205,7 @@ def test_a_session_needs_its_csrf_token_for_an_answer():
     assert refused.status_code == 403
     assert refused.json()["detail"].startswith("CSRF Failed")
     assert stored.status_code == 201
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
 
 
 def test_no_answer_is_stored_for_a_session_paused_after_it_was_read():
@@ -199,14 +215,16 @@ def test_no_answer_is_stored_for_a_session_paused_after_it_was_read():
     Assignment.objects.update(state=Assignment.State.PAUSED)
     dimensions = dimensions_of(tiny.study.pk)
     # when
-    stored = rating_submit_current(
+    data = answer(item)
+    stored = slider_submit_current(
         position=position,
-        answer=check_answer(data=answer(item), study=tiny.study, dimensions=dimensions),
+        envelope=check_envelope(data),
+        scores=check_scores(data=data, scale=tiny.study, dimensions=dimensions).scores,
         dimensions=dimensions,
     )
     # then
     assert stored is None
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
     assert Assignment.objects.get().position == 0
 
 
@@ -226,7 +244,7 @@ def test_the_last_answer_of_a_session_goes_through_the_golden_gate():
     # then
     assignment = Assignment.objects.get()
     assert assignment.state == "finished" and assignment.eligible_for_next is True
-    assert assignment.golden_agreement_plcc == pytest.approx(1.0)
+    assert assignment.golden_agreement == pytest.approx(1.0)
     assert response.json() == {
         "status": "stored",
         "step": "done",
@@ -295,8 +313,8 @@ def test_two_answers_racing_for_one_item_store_exactly_one():
     assert sorted(r.status_code for r in results) == [201, 409]
     refused = next(r for r in results if r.status_code == 409)
     assert refused.json()["detail"] == "this video was already answered"
-    assert Rating.objects.count() == 3
-    assert len(set(Rating.objects.values_list("score", flat=True))) == 1
+    assert session_ratings().count() == 3
+    assert len(set(session_ratings().values_list("score", flat=True))) == 1
     assert Assignment.objects.get().position == 1
 
 
@@ -311,7 +329,7 @@ def test_a_delivery_racing_its_own_repeat_is_stored_once():
     assert sorted(r.status_code for r in results) == [200, 201]
     assert [r.json()["position"] for r in results] == [1, 1]
     assert {r.json()["status"] for r in results} == {"stored", "repeat"}
-    assert Rating.objects.filter(client_uuid=payload["client_uuid"]).count() == 3
+    assert session_ratings().filter(answer__client_uuid=payload["client_uuid"]).count() == 3
     assert Assignment.objects.get().position == 1
 
 
@@ -327,8 +345,17 @@ def test_an_answer_without_telemetry_is_stored_with_the_defaults():
     response = client.post(tiny.base + "answers/", payload, format="json")
     # then
     assert response.status_code == 201
-    rows = Rating.objects.order_by("dimension__order").values_list(
-        "score", "shown_at", "answered_at", "watch_time_ms", "plays", "stalls"
+    rows = (
+        session_ratings()
+        .order_by("dimension__order")
+        .values_list(
+            "score",
+            "answer__shown_at",
+            "answer__answered_at",
+            "answer__watch_time_ms",
+            "answer__plays",
+            "answer__stalls",
+        )
     )
     assert list(rows) == [
         (1.0, None, None, 0, 0, 0),
@@ -370,8 +397,8 @@ def test_rest_breaks_count_answers_across_sessions(path, slow_path):
     assert (held["step"], held["item"], held["position"]) == ("break", None, 0)
     assert 599 <= held["break_seconds_left"] <= 600
     third = Assignment.objects.get(rater__user=user, position=0)
-    first_item = str(Stimulus.objects.get(pk=third.order[0]).public_id)
+    first_item = str(Item.objects.get(pk=third.order[0]).public_id)
     response = client.post(tiny.base + "answers/", answer(first_item), format="json")
     assert (response.status_code, response.json()["error"]) == (423, "on_break")
     assert third.answered_before == 12
-    assert Rating.objects.filter(assignment=third).count() == 0
+    assert session_ratings().filter(answer__assignment=third).count() == 0

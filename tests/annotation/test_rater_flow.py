@@ -5,12 +5,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Assignment, Participation, Payment, QualificationAnswer, Rating
+from annotation.models import Assignment, Item, Participation, Payment
 from tests.annotation.rater_fixtures import (
     answer,
     consent_and_tutorial,
     onboard,
+    qualification_ratings,
     rater_client,
+    session_ratings,
     tiny_study,
 )
 
@@ -59,8 +61,8 @@ def test_the_whole_journey_from_consent_to_payment():
     assert [b["step"] for b in bodies][:4] == ["rating", "rating", "break", "rating"]
     assignment = Assignment.objects.get(rater__user=user)
     assert assignment.state == "finished" and assignment.breaks_taken == 2
-    assert Rating.objects.filter(assignment=assignment).count() == 8 * 3
-    assert assignment.golden_agreement_plcc == pytest.approx(1.0)
+    assert session_ratings().filter(answer__assignment=assignment).count() == 8 * 3
+    assert assignment.golden_agreement == pytest.approx(1.0)
     assert assignment.eligible_for_next is True
     payment = Payment.objects.get(assignment=assignment)
     assert (str(payment.amount), payment.currency, payment.status) == ("12.00", "USD", "pending")
@@ -78,6 +80,7 @@ def test_order_is_shuffled_per_rater_and_golden_is_hidden():
         body = client.get(tiny.base + "next/").json()
         assert set(body["item"]) == {
             "id",
+            "media",
             "video_url",
             "poster_url",
             "prompt",
@@ -100,14 +103,16 @@ def test_a_repeated_answer_is_stored_once_and_answers_like_the_first():
     again = client.post(tiny.base + "answers/", payload, format="json")
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["position"] == first.json()["position"] == 1
-    assert Rating.objects.filter(client_uuid=payload["client_uuid"]).count() == 3
+    assert session_ratings().filter(answer__client_uuid=payload["client_uuid"]).count() == 3
     # the same id with other scores is a conflict and changes nothing
     changed = {**payload, "scores": {"subject": 1, "completeness": 1, "interaction": 1}}
     response = client.post(tiny.base + "answers/", changed, format="json")
     assert response.status_code == 409
     assert response.json()["detail"] == "this answer id was already used with different scores"
     assert set(
-        Rating.objects.filter(client_uuid=payload["client_uuid"]).values_list("score", flat=True)
+        session_ratings()
+        .filter(answer__client_uuid=payload["client_uuid"])
+        .values_list("score", flat=True)
     ) == {61.0}
 
 
@@ -149,7 +154,7 @@ def test_bad_scores_are_refused_and_nothing_is_stored(scores, status, detail):
     item = client.get(tiny.base + "next/").json()["item"]["id"]
     response = client.post(tiny.base + "answers/", answer(item, scores), format="json")
     assert (response.status_code, response.json()["detail"]) == (status, detail)
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
 
 
 def test_nan_is_refused():
@@ -164,7 +169,7 @@ def test_nan_is_refused():
     )
     response = client.post(tiny.base + "answers/", raw, content_type="application/json")
     assert response.status_code == 400
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
 
 
 def test_items_outside_the_assignment_are_refused():
@@ -178,13 +183,12 @@ def test_items_outside_the_assignment_are_refused():
     assert response.json()["detail"] == "this video is not part of your session"
     # another item of the session than the one to rate now
     assignment = Assignment.objects.get()
-    from annotation.models import Stimulus
 
-    later = str(Stimulus.objects.get(pk=assignment.order[3]).public_id)
+    later = str(Item.objects.get(pk=assignment.order[3]).public_id)
     assert later != current
     response = client.post(tiny.base + "answers/", answer(later), format="json")
     assert response.status_code == 409
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
 
 
 def test_another_raters_answer_id_cannot_be_touched():
@@ -198,7 +202,7 @@ def test_another_raters_answer_id_cannot_be_touched():
     assert alice.post(tiny.base + "answers/", payload, format="json").status_code == 201
     response = bob.post(tiny.base + "answers/", payload, format="json")
     assert response.status_code == 409
-    assert Rating.objects.filter(assignment__rater__user__isnull=False).count() == 3
+    assert session_ratings().filter(answer__assignment__rater__user__isnull=False).count() == 3
 
 
 def test_the_break_is_enforced_by_the_server():
@@ -213,14 +217,13 @@ def test_the_break_is_enforced_by_the_server():
     assert 1 <= body["break_seconds_left"] <= 2
     # when: the client skips the break and posts the next item anyway
     assignment = Assignment.objects.get()
-    from annotation.models import Stimulus
 
-    next_item = str(Stimulus.objects.get(pk=assignment.order[3]).public_id)
+    next_item = str(Item.objects.get(pk=assignment.order[3]).public_id)
     response = client.post(tiny.base + "answers/", answer(next_item), format="json")
     # then
     assert response.status_code == 423
     assert response.json()["error"] == "on_break"
-    assert Rating.objects.count() == 9
+    assert session_ratings().count() == 9
     end_break(user)
     assert client.post(tiny.base + "answers/", answer(next_item), format="json").status_code == 201
 
@@ -239,7 +242,7 @@ def test_ratings_are_refused_before_qualification_and_after_the_session():
     response = client.post(tiny.base + "answers/", answer(item), format="json")
     # no session is left for this rater: the study is done for them
     assert response.status_code in (403, 409)
-    assert Rating.objects.count() == 24
+    assert session_ratings().count() == 24
 
 
 def test_failing_the_qualification_screens_the_rater_out():
@@ -262,7 +265,7 @@ def test_failing_the_qualification_screens_the_rater_out():
     assert state["completion"]["redirect_url"] == "https://market.example/screenout"
     response = client.get(tiny.base + "next/").json()
     assert response["item"] is None
-    assert QualificationAnswer.objects.count() == 6
+    assert qualification_ratings().count() == 6
 
 
 def test_a_retry_gives_a_new_attempt_when_configured():
@@ -291,7 +294,7 @@ def test_the_golden_gate_stops_a_rater_who_disagrees_with_the_experts():
     onboard(client, tiny)
     rate_session(client, tiny, user, golden_scores=(90.0, 10.0))  # experts: 20, 80
     assignment = Assignment.objects.get()
-    assert assignment.golden_agreement_plcc == pytest.approx(-1.0)
+    assert assignment.golden_agreement == pytest.approx(-1.0)
     assert assignment.eligible_for_next is False
     assert client.get(tiny.base + "state/").json()["step"] == "not_eligible"
 
@@ -373,8 +376,8 @@ def test_the_repeat_of_the_answer_that_passed_the_qualification_answers_200(sess
         "repeat",
         "rating",
     )
-    assert QualificationAnswer.objects.filter(client_uuid=last["client_uuid"]).count() == 3
-    assert Rating.objects.count() == 0
+    assert qualification_ratings().filter(answer__client_uuid=last["client_uuid"]).count() == 3
+    assert session_ratings().count() == 0
     # the same id with other scores is still a conflict
     changed = {**last, "scores": {"subject": 1, "completeness": 1, "interaction": 1}}
     response = client.post(tiny.base + "answers/", changed, format="json")

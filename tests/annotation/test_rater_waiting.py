@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 
 from annotation.api import rater as rater_api
-from annotation.models import Assignment, Participation, Rating, Session, Stimulus, Study
+from annotation.models import Assignment, Participation, Session, Stimulus, Study
 from annotation.services.admin_actions import assignment_pause, assignment_reopen
 from annotation.services.studies import study_build_sessions
 from tests.annotation.rater_fixtures import (
@@ -14,6 +14,7 @@ from tests.annotation.rater_fixtures import (
     consent_and_tutorial,
     onboard,
     rater_client,
+    session_ratings,
     tiny_study,
 )
 from tests.annotation.test_rater_flow import rate_session
@@ -72,13 +73,13 @@ def test_a_paused_session_shows_no_item_and_holds_answers_back(path):
         423,
         {"error": "paused", "detail": "your session was paused by the study's team"},
     )
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
     # when: the team reopens it, and the held answer comes again
     assignment_reopen(assignment=assignment, reason="all fine", by=admin)
     stored = client.post(tiny.base + "answers/", payload, format="json")
     # then
     assert (stored.status_code, stored.json()["position"]) == (201, 2)
-    assert Rating.objects.filter(client_uuid=payload["client_uuid"]).count() == 3
+    assert session_ratings().filter(answer__client_uuid=payload["client_uuid"]).count() == 3
 
 
 @pytest.mark.parametrize(
@@ -105,7 +106,7 @@ def test_a_study_not_running_refuses_answers(path, state, status, refusal):
     # then
     assert (upcoming.status_code, upcoming.json()) == (status, refusal)
     assert (refused.status_code, refused.json()) == (status, refusal)
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
 
 
 def test_the_qualification_test_waits_for_its_videos():
@@ -184,9 +185,9 @@ def test_the_next_session_is_one_with_videos_ready():
     # given: two sessions; the first one's videos are still being processed
     tiny = tiny_study(stimuli=12)
     first, second = Session.objects.filter(study=tiny.study).order_by("index")
-    Stimulus.objects.filter(session_items__session=first, role=Stimulus.Role.STIMULUS).update(
-        status=Stimulus.Status.PROCESSING
-    )
+    Stimulus.objects.filter(
+        memberships__item__session_items__session=first, role=Stimulus.Role.STIMULUS
+    ).update(status=Stimulus.Status.PROCESSING)
     client, user = rater_client()
     onboard(client, tiny)
     # when

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, Participation, Payment, Stimulus
+from annotation.models import Assignment, Item, Participation, Payment, Stimulus, Study
 from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.admin_actions import assignment_reopen, participation_exclude
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
@@ -65,7 +65,7 @@ def test_pause_and_reopen_an_assignment():
     assert response.json() == {"id": assignment.pk, "state": "paused"}
     paused = rater.get(tiny.base + "next/").json()
     assert (paused["step"], paused["item"]) == ("paused", None)
-    current = Stimulus.objects.get(pk=assignment.order[assignment.position])
+    current = Item.objects.get(pk=assignment.order[assignment.position])
     held = rater.post(tiny.base + "answers/", answer(str(current.public_id)), format="json")
     assert (held.status_code, held.json()["error"]) == (423, "paused")
     assert (
@@ -110,7 +110,7 @@ def test_exclude_one_session_stops_it_and_records_who_and_why():
         admin.handler._force_user.pk,
     )
     assert Participation.objects.get().is_excluded is False
-    item = str(Stimulus.objects.get(pk=assignment.order[assignment.position]).public_id)
+    item = str(Item.objects.get(pk=assignment.order[assignment.position]).public_id)
     refused = rater.post(tiny.base + "answers/", answer(item), format="json")
     assert refused.status_code == 403
     # and a second exclusion is a conflict, nothing changed
@@ -206,7 +206,7 @@ def test_the_monitor_takes_a_fixed_number_of_queries(django_assert_num_queries):
     admin = client_for("admin")
     for assignment in Assignment.objects.all()[:2]:
         admin.post(f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "x"})
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         body = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()
     assert sorted(row["rater_excluded"] for row in body["assignments"]) == [False, True, True]
 
@@ -315,3 +315,31 @@ def test_build_sessions_command_and_admin_action():
     assert list(study.sessions.order_by("index").values_list("index", flat=True)) == [1, 2]
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("build_sessions", "nope")
+
+
+@pytest.mark.parametrize("design", ["slider", "preference"])
+def test_an_admin_creates_a_study_of_a_design(design):
+    # when
+    response = client_for("admin").post(
+        "/api/studies/", {"name": "New", "slug": f"new-{design}", "design": design}, format="json"
+    )
+    # then: the study, with its design's questions; researchers may not create one
+    assert (response.status_code, response.json()["design"]) == (201, design)
+    study = Study.objects.get(slug=f"new-{design}")
+    keys = list(study.dimensions.values_list("key", flat=True))
+    expected = {
+        "slider": ["subject", "completeness", "interaction"],
+        "preference": ["video_quality"],
+    }
+    assert keys == expected[design]
+    refused = client_for("researcher").post(
+        "/api/studies/", {"name": "X", "slug": "x", "design": design}, format="json"
+    )
+    assert refused.status_code == 403 and not Study.objects.filter(slug="x").exists()
+
+
+def test_a_study_of_an_unknown_design_is_refused():
+    response = client_for("admin").post(
+        "/api/studies/", {"name": "X", "slug": "x", "design": "vibes"}, format="json"
+    )
+    assert response.status_code == 400 and not Study.objects.filter(slug="x").exists()

@@ -141,7 +141,13 @@ def test_reimport_skips_known_checksums(tmp_path):
         ),
         (
             lambda rows: rows[1].update(role="practice"),
-            [(3, "unknown role 'practice' (one of stimulus, golden, qualification, tutorial)")],
+            [
+                (
+                    3,
+                    "unknown role 'practice' "
+                    "(one of stimulus, golden, qualification, tutorial, reference)",
+                )
+            ],
         ),
         (
             lambda rows: rows.append(dict(rows[0])),
@@ -451,7 +457,8 @@ def test_session_split_is_seeded_and_last_session_smaller():
     assert sizes == [10, 10, 3]
     assert all(s.items.filter(is_golden=True).count() == 2 for s in sessions)
     covered = SessionItem.objects.filter(session__study=study, is_golden=False)
-    assert sorted(covered.values_list("stimulus_id", flat=True)) == sorted(s.pk for s in stimuli)
+    covered = covered.values_list("item__members__stimulus_id", flat=True)
+    assert sorted(covered) == sorted(s.pk for s in stimuli)
     assert study_build_sessions(study=study) == []  # nothing new to split
 
 
@@ -467,6 +474,9 @@ def test_session_split_is_reproducible():
             pk: i for i, pk in enumerate(study.stimuli.order_by("pk").values_list("pk", flat=True))
         }
         splits.append(
-            [sorted(ranks[i.stimulus_id] for i in s.items.all()) for s in study.sessions.all()]
+            [
+                sorted(ranks[i.item.members.get().stimulus_id] for i in s.items.all())
+                for s in study.sessions.all()
+            ]
         )
     assert splits[0] == splits[1]

@@ -7,12 +7,17 @@ from pathlib import Path
 import pytest
 import redis
 
-from annotation.models import Rating
 from media_pipeline.models import ProcessingJob
 from media_pipeline.services.job_sweep import requeue_stale_jobs
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests import celery_worker
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from tests.annotation.rater_fixtures import (
+    answer,
+    onboard,
+    rater_client,
+    session_ratings,
+    tiny_study,
+)
 
 PORT = 6391
 BROKER = f"redis://127.0.0.1:{PORT}/0"
@@ -71,7 +76,7 @@ def test_rating_goes_on_while_the_broker_is_down_and_jobs_are_sent_once_it_is_ba
         ProcessingJob.objects.all().delete()
         stimuli_enqueue_processing([stimulus.pk])  # the send fails: logged, not raised
         # then: every answer is stored, the job waits in its row
-        assert Rating.objects.count() == 3 * 3
+        assert session_ratings().count() == 3 * 3
         job = ProcessingJob.objects.get()
         assert job.status == "queued"
         # when: the broker is back and the sweep runs

@@ -97,7 +97,8 @@ def test_every_acknowledged_answer_survives_a_database_restart():
             connection.close()
     with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{DB}") as db:
         rows = db.execute(
-            "SELECT client_uuid::text, count(*) FROM annotation_rating GROUP BY client_uuid"
+            "SELECT a.client_uuid::text, count(*) FROM annotation_rating r"
+            " JOIN annotation_answer a ON a.id = r.answer_id GROUP BY a.client_uuid"
         ).fetchall()
     stored = dict(rows)
     assert len(acked) > RATERS  # rating went on around the restart

@@ -121,3 +121,20 @@ def page(context):
     page.js_errors = errors
     yield page
     assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def preference_study(clip):
+    """The tiny preference study (three conditions on two contents, golden and
+    qualification pairs) with real clips; keyword arguments override settings."""
+    from tests.annotation.design_fixtures import tiny_preference_study
+
+    def build(**settings) -> TinyStudy:
+        settings.setdefault("instructions", "Watch both videos, then choose the better one.")
+        settings.setdefault("consent_text", "I agree that my answers are used for research.")
+        tiny = tiny_preference_study(**settings)
+        for stimulus in Stimulus.objects.filter(study=tiny.study):
+            attach_clip(stimulus, clip)
+        return tiny
+
+    return build

@@ -70,8 +70,11 @@ def test_the_page_hands_the_api_and_the_strings_to_the_module(client):
 
 
 def test_every_string_the_module_uses_is_provided():
-    """rater.js reads text only through t("key"): each key must exist in rater_strings."""
-    source = (ROOT / "frontend/static/frontend/rater.js").read_text()
+    """rater.js and the design widgets read text only through t("key"): each key must
+    exist in rater_strings."""
+    static = ROOT / "frontend/static/frontend"
+    modules = [static / "rater.js", *sorted((static / "widgets").glob("*.js"))]
+    source = "\n".join(module.read_text() for module in modules)
     calls = re.findall(r"\bt\(([^()]*)", source)
     used = {key for call in calls for key in re.findall(r'"([a-z_]+)"', call)}
     assert {"connection_lost", "viewport_too_small", "consent_failed", "ready"} <= used

@@ -2,7 +2,8 @@
 
 import pytest
 
-from annotation.models import Assignment, Participation, QualificationAnswer, Rating, Stimulus
+from annotation.models import Assignment, Item, Participation, Stimulus
+from tests.annotation.rater_fixtures import qualification_ratings, session_ratings
 from tests.frontend.conftest import MARKET
 from tests.frontend.rater_browser import (
     agree,
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def server_order(pid: str = "P1") -> list[str]:
     """The rater's items in the order the server decided (opaque ids)."""
     order = Assignment.objects.get(rater__external_id=pid).order
-    ids = dict(Stimulus.objects.filter(pk__in=order).values_list("pk", "public_id"))
+    ids = dict(Item.objects.filter(pk__in=order).values_list("pk", "public_id"))
     return [str(ids[pk]) for pk in order]
 
 
@@ -42,10 +43,10 @@ def test_passing_the_qualification_opens_the_sessions(page, live_server, rater_s
         "You passed the qualification test. The study's videos follow now."
     )
     assert sorted(shown) == sorted(str(s.public_id) for s in tiny.qualification)
-    answers = QualificationAnswer.objects.filter(participation__rater__external_id="P1")
+    answers = qualification_ratings().filter(answer__participation__rater__external_id="P1")
     assert answers.count() == 6
     assert set(answers.values_list("score", flat=True)) == {50.0}
-    for answer in answers:
+    for answer in (rating.answer for rating in answers.select_related("answer")):
         assert answer.plays == 1 and answer.stalls == 0
         assert answer.watch_time_ms > 0
         assert answer.shown_at < answer.answered_at
@@ -124,7 +125,9 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
     assert page.locator("#progress-text").inner_text() == "1 / 8"
     assert page.locator("#progress").evaluate("p => [p.value, p.max]") == [1, 8]
     stored = dict(
-        Rating.objects.filter(stimulus__public_id=order[0]).values_list("dimension__key", "score")
+        session_ratings()
+        .filter(stimulus__public_id=order[0])
+        .values_list("dimension__key", "score")
     )
     assert stored == {"subject": 10.0, "completeness": 20.0, "interaction": 30.0}
 
@@ -147,7 +150,7 @@ def test_sliders_stay_closed_until_the_video_has_played_through(page, live_serve
         "Watch the whole video first: the sliders open when it ends."
     )
     page.keyboard.press("Enter")
-    assert Rating.objects.count() == 0
+    assert session_ratings().count() == 0
 
 
 def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
@@ -171,13 +174,13 @@ def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
     page.wait_for_function(
         "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
     )
-    ratings = Rating.objects.filter(stimulus__public_id=item)
+    ratings = session_ratings().filter(stimulus__public_id=item)
     assert dict(ratings.values_list("dimension__key", "score")) == {
         "subject": 51.0,
         "completeness": 48.0,
         "interaction": 100.0,
     }
-    assert {(r.plays, r.stalls) for r in ratings} == {(2, 0)}
+    assert {(r.answer.plays, r.answer.stalls) for r in ratings} == {(2, 0)}
 
 
 @pytest.mark.slow
@@ -192,8 +195,8 @@ def test_a_full_session_ends_with_the_code_and_the_redirect(page, live_server, r
     assert rated == server_order()
     assignment = Assignment.objects.get(rater__external_id="P1")
     assert (assignment.state, assignment.breaks_taken, assignment.position) == ("finished", 2, 8)
-    assert Rating.objects.filter(assignment=assignment).count() == 8 * 3
-    assert sorted(Rating.objects.values_list("stimulus__public_id", flat=True).distinct()) == (
+    assert session_ratings().filter(answer__assignment=assignment).count() == 8 * 3
+    assert sorted(session_ratings().values_list("stimulus__public_id", flat=True).distinct()) == (
         sorted(Stimulus.objects.filter(public_id__in=rated).values_list("public_id", flat=True))
     )
     assert page.locator("#step-finished").get_attribute("data-outcome") == "done"
@@ -223,7 +226,7 @@ def test_the_golden_gate_decides_about_the_next_session(
     # then
     assert len(rated) == 5
     assignment = Assignment.objects.get(rater__external_id="P1")
-    assert assignment.golden_agreement_plcc == pytest.approx(1.0 if agreeing else -1.0)
+    assert assignment.golden_agreement == pytest.approx(1.0 if agreeing else -1.0)
     assert wait_step(page, "message", "finished") == outcome
     if agreeing:
         assert page.locator("#message-text").inner_text() == (
@@ -234,7 +237,7 @@ def test_the_golden_gate_decides_about_the_next_session(
         assert page.locator("#progress-text").inner_text() == "0 / 5"
         second = Assignment.objects.filter(rater__external_id="P1").exclude(pk=assignment.pk)
         assert current_item(page) in {
-            str(s.public_id) for s in Stimulus.objects.filter(pk__in=second.get().order)
+            str(i.public_id) for i in Item.objects.filter(pk__in=second.get().order)
         }
     else:
         section = page.locator("#step-finished")

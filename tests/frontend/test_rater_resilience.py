@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from annotation.models import Assignment, Rating
+from annotation.models import Assignment
+from tests.annotation.rater_fixtures import session_ratings
 from tests.frontend.rater_browser import current_item, onboard, rate, set_sliders, wait_step
 from tests.frontend.test_rater_rating import server_order
 
@@ -20,8 +21,8 @@ def unsent(page) -> list[dict]:
 
 
 def ratings_of(item: str) -> dict[str, tuple[float, str]]:
-    rows = Rating.objects.filter(stimulus__public_id=item)
-    return {r.dimension.key: (r.score, str(r.client_uuid)) for r in rows}
+    rows = session_ratings().filter(stimulus__public_id=item)
+    return {r.dimension.key: (r.score, str(r.answer.client_uuid)) for r in rows}
 
 
 def test_a_reload_resumes_at_the_servers_position(page, live_server, rater_study):
@@ -36,7 +37,7 @@ def test_a_reload_resumes_at_the_servers_position(page, live_server, rater_study
     wait_step(page, "rating")
     assert current_item(page) == server_order()[2]
     assert page.locator("#progress-text").inner_text() == "2 / 8"
-    assert Rating.objects.count() == 2 * 3
+    assert session_ratings().count() == 2 * 3
 
 
 def test_an_unsent_answer_is_sent_first_after_a_reload(page, live_server, rater_study):
@@ -98,13 +99,13 @@ def test_going_offline_loses_nothing_and_doubles_nothing(page, context, live_ser
         "completeness": (34.0, uuid),
         "interaction": (56.0, uuid),
     }
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
     assert Assignment.objects.get().position == 1
     assert unsent(page) == []
     assert banner.is_hidden()
     # and the session goes on as usual
     rate(page, 70)
-    assert Rating.objects.count() == 6
+    assert session_ratings().count() == 6
 
 
 def test_a_lost_reply_is_retried_and_stored_once(page, live_server, rater_study):
@@ -130,7 +131,7 @@ def test_a_lost_reply_is_retried_and_stored_once(page, live_server, rater_study)
     assert statuses == [201, 200]
     assert current_item(page) == order[1]
     assert {score for score, _ in ratings_of(item).values()} == {42.0}
-    assert Rating.objects.count() == 3
+    assert session_ratings().count() == 3
     assert unsent(page) == []
 
 
@@ -169,7 +170,7 @@ def test_the_break_cannot_be_skipped(page, live_server, rater_study):
     assert status == 423
     assert refusal["error"] == "on_break" and refusal["break_seconds_left"] > 0
     assert upcoming["step"] == "break" and upcoming["item"] is None
-    assert Rating.objects.count() == 3 * 3
+    assert session_ratings().count() == 3 * 3
     # when: the break runs out, the page goes on by itself
     assert wait_step(page, "rating") == "rating"
     assert current_item(page) == order[3]

@@ -5,8 +5,14 @@ from django.contrib import admin
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Payment, QualificationAnswer, Study
-from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
+from annotation.models import Payment, Study
+from tests.annotation.rater_fixtures import (
+    answer,
+    onboard,
+    qualification_ratings,
+    rater_client,
+    tiny_study,
+)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -59,11 +65,11 @@ def rate(tiny, raters: int, answers: int) -> None:
 
 
 LIST_PAGES = [
-    "/admin/annotation/rating/",
+    "/admin/annotation/answer/",
+    "/admin/annotation/item/",
     "/admin/annotation/assignment/",
     "/admin/annotation/participation/",
     "/admin/annotation/rater/",
-    "/admin/annotation/qualificationanswer/",
     "/admin/annotation/payment/",
     "/admin/annotation/session/",
 ]
@@ -86,7 +92,7 @@ def test_list_pages_take_as_many_queries_for_many_rows_as_for_one(client):
     one = list_queries(client)
     # when: three more raters, each finishing their session (a payment each)
     rate(tiny, raters=3, answers=8)
-    assert Payment.objects.count() == 3 and QualificationAnswer.objects.count() == 24
+    assert Payment.objects.count() == 3 and qualification_ratings().count() == 24
     many = list_queries(client)
     # then: the rows' related objects come with the list, not one query per row
     assert many == one

@@ -8,7 +8,17 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
-from annotation.models import Assignment, Rater, Rating, Session, Stimulus
+from annotation.designs import values_digest
+from annotation.models import (
+    Answer,
+    Assignment,
+    Item,
+    Participation,
+    Rater,
+    Rating,
+    Session,
+    Stimulus,
+)
 from tests.factories import UserFactory
 
 
@@ -24,30 +34,83 @@ def finished_session(
     """A finished assignment of `session` in which the rater rated every video on every
     dimension with `score(video index, dimension index)`."""
     rater = rater or Rater.objects.create(user=UserFactory())
+    participation, _ = Participation.objects.get_or_create(rater=rater, study=session.study)
+    found = Item.objects.filter(members__stimulus__in=videos).prefetch_related("members")
+    items = {item.members.all()[0].stimulus_id: item for item in found}
     assignment = Assignment.objects.create(
         rater=rater,
         session=session,
         order_seed=0,
-        order=[v.pk for v in videos],
+        order=[items[v.pk].pk for v in videos],
         position=len(videos),
         state=Assignment.State.FINISHED,
         finished_at=timezone.now(),
-        golden_agreement_plcc=golden_agreement_plcc,
+        golden_agreement=golden_agreement_plcc,
         eligible_for_next=eligible_for_next,
     )
     dimensions = list(session.study.dimensions.order_by("order"))
     rows = []
     for v, video in enumerate(videos):
-        client_uuid = uuid.uuid4()
+        scores = {d.key: score(v, i) for i, d in enumerate(dimensions)}
+        answer = Answer.objects.create(
+            client_uuid=uuid.uuid4(),
+            item=items[video.pk],
+            participation=participation,
+            assignment=assignment,
+            layout=[str(video.public_id)],
+            values_digest=values_digest({"scores": scores}),
+        )
         rows += [
-            Rating(
-                assignment=assignment,
-                stimulus=video,
-                dimension=dimension,
-                score=score(v, d),
-                client_uuid=client_uuid,
-            )
-            for d, dimension in enumerate(dimensions)
+            Rating(answer=answer, stimulus=video, dimension=d, score=scores[d.key])
+            for d in dimensions
         ]
     Rating.objects.bulk_create(rows)
+    return assignment
+
+
+def judged_session(
+    *,
+    rater: Rater | None,
+    session: Session,
+    choose: Callable[[Stimulus, Stimulus], str],
+    left_first: Callable[[int], bool] = lambda i: i % 2 == 0,
+    eligible_for_next: bool | None = True,
+) -> Assignment:
+    """A finished assignment of a preference `session` in which the rater judged every
+    regular pair: `choose(left, right)` gives the choice; the sides alternate."""
+    from annotation.models import PreferenceJudgment
+
+    rater = rater or Rater.objects.create(user=UserFactory())
+    participation, _ = Participation.objects.get_or_create(rater=rater, study=session.study)
+    items = list(
+        Item.objects.filter(session_items__session=session, role=Item.Role.STIMULUS)
+        .prefetch_related("members__stimulus")
+        .order_by("pk")
+    )
+    assignment = Assignment.objects.create(
+        rater=rater,
+        session=session,
+        order_seed=0,
+        order=[item.pk for item in items],
+        position=len(items),
+        state=Assignment.State.FINISHED,
+        finished_at=timezone.now(),
+        eligible_for_next=eligible_for_next,
+    )
+    for i, item in enumerate(items):
+        left, right = (m.stimulus for m in item.members.all())
+        if not left_first(i):
+            left, right = right, left
+        choice = choose(left, right)
+        answer = Answer.objects.create(
+            client_uuid=uuid.uuid4(),
+            item=item,
+            participation=participation,
+            assignment=assignment,
+            layout=[str(left.public_id), str(right.public_id)],
+            values_digest=values_digest({"choice": choice}),
+        )
+        PreferenceJudgment.objects.create(
+            answer=answer, dimension=item.dimension, left=left, right=right, choice=choice
+        )
     return assignment

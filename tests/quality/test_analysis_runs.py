@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.contrib.auth.models import Group
-from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, Rater, Rating, SessionItem, Stimulus
+from annotation.models import Rating, Stimulus
 from annotation.roles import RESEARCHERS_GROUP
 from media_pipeline.models import MetricScore
 from quality.models import AnalysisRun
 from quality.services import analysis_run_execute, analysis_run_request
 from tests.factories import StimulusFactory, UserFactory, make_study
+from tests.quality.rated import finished_session
 
 pytestmark = pytest.mark.django_db
 
@@ -38,43 +38,15 @@ def rated_study(*, raters=8, stimuli=12, line_clicker=True):
         video.original_name = f"v{i}.mp4"
         video.save()
     (session,) = study_build_sessions(study=study)
-    dims = list(study.dimensions.order_by("order"))
-    truth = RNG.uniform(10, 90, size=(stimuli, len(dims)))
-    rows = []
+    truth = RNG.uniform(10, 90, size=(stimuli, len(DIMS)))
     for r in range(raters):
-        rater = Rater.objects.create(user=UserFactory())
-        order = list(
-            SessionItem.objects.filter(session=session).values_list("stimulus_id", flat=True)
-        )
-        assignment = Assignment.objects.create(
-            rater=rater,
-            session=session,
-            order_seed=r,
-            order=order,
-            position=len(order),
-            state="finished",
-            finished_at=timezone.now(),
-        )
-        for v, video in enumerate(videos):
-            import uuid
 
-            client_uuid = uuid.uuid4()
-            for d, dim in enumerate(dims):
-                score = (
-                    50.0
-                    if (line_clicker and r == 0)
-                    else float(np.clip(truth[v, d] + RNG.normal(0, 8), 0, 100))
-                )
-                rows.append(
-                    Rating(
-                        assignment=assignment,
-                        stimulus=video,
-                        dimension=dim,
-                        score=round(score, 1),
-                        client_uuid=client_uuid,
-                    )
-                )
-    Rating.objects.bulk_create(rows)
+        def score(v, d, r=r):
+            if line_clicker and r == 0:
+                return 50.0
+            return round(float(np.clip(truth[v, d] + RNG.normal(0, 8), 0, 100)), 1)
+
+        finished_session(rater=None, session=session, videos=videos, score=score)
     return study, videos
 
 
@@ -111,13 +83,15 @@ def test_a_run_is_computed_stored_and_exported(django_capture_on_commit_callback
     ratings = pd.DataFrame(
         list(
             Rating.objects.values_list(
-                "assignment__rater_id", "stimulus_id", "dimension__key", "score"
+                "answer__assignment__rater_id", "stimulus_id", "dimension__key", "score"
             )
         ),
         columns=["rater", "video", "dimension", "score"],
     )
     clicker = (
-        Rating.objects.filter(score=50.0).values_list("assignment__rater_id", flat=True).first()
+        Rating.objects.filter(score=50.0)
+        .values_list("answer__assignment__rater_id", flat=True)
+        .first()
     )
     expected = ratings[ratings.rater != clicker].groupby(["video", "dimension"])["score"].mean()
     for row in run.mos:

@@ -54,7 +54,7 @@ def study():
     for r in range(RATERS):
         rater = None
         for s, session in enumerate(sessions):
-            mine = [v for v in videos if session.items.filter(stimulus=v).exists()]
+            mine = [v for v in videos if session.items.filter(item__members__stimulus=v).exists()]
             failed = r == 0 and s == 1
             assignment = finished_session(
                 rater=rater,
@@ -87,11 +87,11 @@ def run_now(study) -> AnalysisRun:
 def cli_mos(ratings, tmp_path) -> pd.DataFrame:
     """The CLI's MOS over exactly these Rating rows."""
     rows = ratings.values_list(
-        "assignment__rater_id",
+        "answer__assignment__rater_id",
         "stimulus_id",
         "dimension__key",
         "score",
-        "assignment__session__index",
+        "answer__assignment__session__index",
     )
     frame = pd.DataFrame(
         [(pseudonym_for(r), v, d, s, i) for r, v, d, s, i in rows],
@@ -122,8 +122,8 @@ def test_an_excluded_rater_leaves_every_number_with_the_admins_reason(study, adm
     # when
     run = run_now(study)
     # then: the MOS is the CLI's on everyone else's ratings (rater 0's failed session too)
-    counted = Rating.objects.exclude(assignment__rater_id=participation.rater_id).exclude(
-        assignment__eligible_for_next=False
+    counted = Rating.objects.exclude(answer__assignment__rater_id=participation.rater_id).exclude(
+        answer__assignment__eligible_for_next=False
     )
     assert_same_mos(run, cli_mos(counted, tmp_path))
     (by_admin,) = [e for e in run.exclusions if e["rule"] == "admin_excluded_rater"]
@@ -149,8 +149,8 @@ def test_an_excluded_session_leaves_the_numbers_and_the_others_stay(study, admin
     # when
     run = run_now(study)
     # then
-    counted = Rating.objects.exclude(assignment=session).exclude(
-        assignment__eligible_for_next=False
+    counted = Rating.objects.exclude(answer__assignment=session).exclude(
+        answer__assignment__eligible_for_next=False
     )
     assert_same_mos(run, cli_mos(counted, tmp_path))
     (by_admin,) = [e for e in run.exclusions if e["rule"] == "admin_excluded_session"]
@@ -175,7 +175,7 @@ def test_a_session_that_failed_the_golden_gate_is_dropped_unless_the_study_keeps
     # then
     counted = Rating.objects.all()
     if not keep:
-        counted = counted.exclude(assignment__eligible_for_next=False)
+        counted = counted.exclude(answer__assignment__eligible_for_next=False)
     assert_same_mos(run, cli_mos(counted, tmp_path))
     gate = [e for e in run.exclusions if e["rule"] == "golden_gate_failed"]
     if keep:
@@ -183,8 +183,8 @@ def test_a_session_that_failed_the_golden_gate_is_dropped_unless_the_study_keeps
     else:
         (failed,) = gate
         assert (failed["session"], failed["ratings"], failed["decided_by"]) == (2, 18, None)
-        assert failed["figures"] == {"golden_agreement_plcc": 0.31, "threshold": 0.7}
-        assert "0.310" in failed["reason"]
+        assert failed["figures"] == {"golden_agreement": 0.31, "gate": "golden PLCC above 0.7"}
+        assert failed["reason"] == "golden agreement 0.310; the gate asks for golden PLCC above 0.7"
 
 
 def test_the_export_marks_each_left_out_rating_and_the_cli_reproduces_the_run(
@@ -195,7 +195,7 @@ def test_the_export_marks_each_left_out_rating_and_the_cli_reproduces_the_run(
     third = Assignment.objects.get(rater_id=rater_of(study, 3).rater_id, session__index=2)
     assignment_exclude(assignment=third, reason="asleep", by=admin)
     clicker = rater_of(study, 4).rater_id
-    Rating.objects.filter(assignment__rater_id=clicker).update(score=50.0)
+    Rating.objects.filter(answer__assignment__rater_id=clicker).update(score=50.0)
     run = run_now(study)
     client = APIClient()
     user = UserFactory()
@@ -280,7 +280,7 @@ def test_an_exclusion_after_a_run_marks_it_out_of_date_and_a_reopen_reverses_it(
     assert analysis_run_staleness(run=newer) != []
     assert analysis_run_staleness(run=run) == []  # the state the first run saw
     latest = run_now(study)
-    counted = Rating.objects.exclude(assignment__eligible_for_next=False)
+    counted = Rating.objects.exclude(answer__assignment__eligible_for_next=False)
     assert_same_mos(latest, cli_mos(counted, tmp_path))
     assert [e["rule"] for e in latest.exclusions] == ["golden_gate_failed"]
 
@@ -298,7 +298,7 @@ def test_a_reopened_rater_counts_again(study, admin, tmp_path):
     # then
     participation.refresh_from_db()
     assert (participation.is_excluded, participation.excluded_by) == (False, None)
-    counted = Rating.objects.exclude(assignment__eligible_for_next=False)
+    counted = Rating.objects.exclude(answer__assignment__eligible_for_next=False)
     assert_same_mos(run, cli_mos(counted, tmp_path))
     assert all(e["rule"] == "golden_gate_failed" for e in run.exclusions)
 

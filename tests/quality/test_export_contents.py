@@ -56,7 +56,7 @@ def test_formula_text_in_the_exports_is_quoted(django_capture_on_commit_callback
     for field, value in PAYLOADS.items():
         setattr(videos[0], field, value)
     videos[0].save()
-    rater_id = Rating.objects.filter(score__lt=50).first().assignment.rater_id
+    rater_id = Rating.objects.filter(score__lt=50).first().answer.assignment.rater_id
     Participation.objects.update_or_create(
         study=study, rater_id=rater_id, defaults={"is_excluded": True, "excluded_reason": "=1+1"}
     )

@@ -1,16 +1,13 @@
 """Figures of runs with little data: an undefined SRCC-curve point, no kept rater."""
 
-import uuid
-
 import numpy as np
 import pandas as pd
 import pytest
-from django.utils import timezone
 
-from annotation.models import Assignment, Rater, Rating
 from quality import plots
 from quality.plots import MOS_FIGURES
 from tests.factories import StimulusFactory, UserFactory, make_study
+from tests.quality.rated import finished_session
 from tests.quality.test_analysis_runs import request_run, researcher
 
 pytestmark = pytest.mark.django_db
@@ -26,32 +23,9 @@ def two_rater_study(score, *, disjoint: bool, stimuli: int = 12):
     study = make_study(session_size=stimuli, golden_per_session=0)
     videos = StimulusFactory.create_batch(stimuli, study=study)
     (session,) = study_build_sessions(study=study)
-    dimensions = list(study.dimensions.order_by("order"))
-    rows = []
     for r in range(2):
-        assignment = Assignment.objects.create(
-            rater=Rater.objects.create(user=UserFactory()),
-            session=session,
-            order_seed=r,
-            order=[v.pk for v in videos],
-            position=stimuli,
-            state="finished",
-            finished_at=timezone.now(),
-        )
         mine = videos[r * stimuli // 2 : (r + 1) * stimuli // 2] if disjoint else videos
-        for video in mine:
-            client_uuid = uuid.uuid4()
-            rows += [
-                Rating(
-                    assignment=assignment,
-                    stimulus=video,
-                    dimension=dimension,
-                    score=score(),
-                    client_uuid=client_uuid,
-                )
-                for dimension in dimensions
-            ]
-    Rating.objects.bulk_create(rows)
+        finished_session(rater=None, session=session, videos=mine, score=lambda v, d: score())
     return study
 
 

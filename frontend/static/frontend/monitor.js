@@ -24,7 +24,7 @@ function flagsText(row) {
   const flags = [];
   if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
   else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
-  if (row.eligible_for_next === false) flags.push("failed the golden gate");
+  else if (row.eligible_for_next === false) flags.push("failed the golden gate");
   if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
   return flags.join("; ");
 }
@@ -90,7 +90,7 @@ function render(body, options, refresh) {
         cell(stateText(row)),
         cell(row.seconds_per_stimulus),
         cell(formatAgo(row.last_activity_at)),
-        cell(row.golden_agreement_plcc === null ? "–" : row.golden_agreement_plcc.toFixed(3)),
+        cell(row.golden_agreement === null ? "–" : row.golden_agreement.toFixed(3)),
         cell(flagsText(row)),
         cell(row.stalls),
         actionButtons(row, options, refresh),

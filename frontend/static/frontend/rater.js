@@ -7,7 +7,8 @@
 //      finished
 //   4. start: flush what is unsent, then ask the server where we are
 //
-// The sliders and the player with its telemetry live in rater_controls.js.
+// Each design's widget (widgets/<design>.js, named by the server) shows an item and takes
+// its answer; sliders and the player with its telemetry live in rater_controls.js.
 //
 // The server decides order, breaks, eligibility and completion; this module only shows
 // them. Nothing here knows which video is golden.
@@ -21,7 +22,7 @@ import {
   request,
   withRetry,
 } from "./rater_queue.js";
-import { Player, Slider, makeVideo } from "./rater_controls.js";
+import { Slider, makeVideo } from "./rater_controls.js";
 
 // ---------------------------------------------------------------- 1. config and helpers
 
@@ -189,10 +190,11 @@ function showConsent() {
 
 async function showTutorial() {
   showStep("tutorial");
+  $("#tutorial-intro").replaceChildren(fromTemplate("tutorial-intro-template"));
   const { pairs } = await api.get("tutorial");
   const groups = $("#tutorial-groups");
   groups.replaceChildren();
-  const dimensions = new Map(state.dimensions.map((d) => [d.key, d]));
+  const dimensions = new Map((state.dimensions || []).map((d) => [d.key, d]));
   let group = null;
   pairs.forEach((pair, index) => {
     const dimension = dimensions.get(pair.dimension);
@@ -231,7 +233,7 @@ function tutorialPair(pair, dimension, index) {
   }
   const expertValue = pair.expert?.[pair.dimension];
   let slider = null;
-  if (dimension) {
+  if (dimension && state.scale) {
     slider = new Slider(dimension, state.scale, { idPrefix: `tutorial-${index}` });
     field(node, "try").append(slider.node);
   }
@@ -250,23 +252,30 @@ function tutorialPair(pair, dimension, index) {
   return node;
 }
 
-// rating (qualification and sessions alike)
+// rating (qualification and sessions alike): the design's widget shows the item and
+// takes the answer's values; the page adds the envelope (id, times, telemetry).
 
-let rating = null; // the item on screen: {item, kind, player, sliders, shownAt, submitting}
+let rating = null; // the item on screen: {item, kind, widget, shownAt, submitting}
+let Widget = null; // the design's widget class, imported once
 
 function preloadNext(next) {
   const holder = $("#preload");
   if (!next) return holder.replaceChildren();
-  if ($(`video[data-item="${next.id}"]`, holder)) return;
-  holder.replaceChildren(makeVideo(next));
+  const wanted = next.media.filter((m) => !$(`video[data-item="${m.id}"]`, holder));
+  holder.replaceChildren(
+    ...[...holder.querySelectorAll("video")].filter((v) =>
+      next.media.some((m) => m.id === v.dataset.item),
+    ),
+    ...wanted.map((media) => makeVideo(media)),
+  );
 }
 
-/** The preloaded element when it is this item (it has buffered already), else a new one. */
-function takeVideo(item) {
-  const video = $(`#preload video[data-item="${item.id}"]`) || makeVideo(item);
-  if (item.width) video.width = item.width; // native size: never scaled
-  if (item.height) video.height = item.height;
-  video.poster = item.poster_url || "";
+/** The preloaded element when it is this video (it has buffered already), else a new one. */
+function takeVideo(media) {
+  const video = $(`#preload video[data-item="${media.id}"]`) || makeVideo(media);
+  if (media.width) video.width = media.width; // native size: never scaled
+  if (media.height) video.height = media.height;
+  video.poster = media.poster_url || "";
   return video;
 }
 
@@ -279,12 +288,18 @@ function showProgress(body) {
   });
 }
 
-function showItem(body) {
+async function loadWidget() {
+  if (!Widget) Widget = (await import(state.widget_url)).default;
+  return Widget;
+}
+
+async function showItem(body) {
   const item = body.item;
   if (!item) {
     const reason = body.step === "qualification" ? "qualification_not_ready" : "nothing_to_rate";
     return showWaiting(reason);
   }
+  const WidgetClass = await loadWidget();
   showStep("rating");
   const section = $("#step-rating");
   Object.assign(section.dataset, { item: item.id, position: body.position, kind: body.step });
@@ -292,41 +307,27 @@ function showItem(body) {
   field(section, "title").textContent =
     body.step === "qualification" ? t("qualification_title") : t("rating_title");
   showProgress(body);
-  field(section, "action").textContent = item.action || "";
-  field(section, "prompt").textContent = item.prompt || "";
 
-  const video = takeVideo(item);
-  $("#stage").replaceChildren(video);
-  preloadNext(body.preload);
-
+  const mount = fromTemplate("widget-template");
+  $("#widget").replaceChildren(mount);
   const current = { item, kind: body.step, submitting: false };
   const refresh = () => {
-    const complete = current.player.endedOnce && current.sliders.every((s) => s.touched);
-    $("#next").disabled = !complete || current.submitting;
-    $("#rating-hint").textContent = !current.player.endedOnce
-      ? t("watch_first")
-      : t(complete ? "ready" : "move_sliders");
+    if (!current.widget) return;
+    if (current.widget.watched) section.dataset.ready = "";
+    $("#next").disabled = !current.widget.ready || current.submitting;
+    $("#rating-hint").textContent = current.widget.hint;
   };
   current.refresh = refresh;
-  current.sliders = state.dimensions.map(
-    (dimension) => new Slider(dimension, state.scale, { idPrefix: "rate", onChange: refresh }),
-  );
-  for (const slider of current.sliders) slider.enabled = false; // until watched once
-  $("#sliders").replaceChildren(...current.sliders.map((s) => s.node));
-
-  const replay = $("#replay");
-  current.player = new Player(video, {
-    onFirstEnd: () => {
-      section.dataset.ready = "";
-      for (const slider of current.sliders) slider.enabled = true;
-      replay.textContent = t("replay");
-      current.sliders[0]?.input.focus();
-      refresh();
-    },
+  current.widget = new WidgetClass({
+    mount,
+    item,
+    state,
+    t,
+    takeVideo,
+    onChange: refresh,
     onProblem: () => notice(t("video_failed")),
   });
-  replay.textContent = t("play");
-  replay.onclick = () => current.player.replay();
+  preloadNext(body.preload);
   $("#next").textContent = t("next");
   $("#rating-form").onsubmit = (event) => {
     event.preventDefault();
@@ -336,24 +337,19 @@ function showItem(body) {
   current.shownAt = new Date().toISOString();
   rating = current;
   leaving.push(() => {
-    current.player.stop();
+    current.widget.stop();
     rating = null;
   });
-  current.player.play().catch(() => {}); // muted autoplay; if refused, Play is there
+  current.widget.start().catch(() => {}); // muted autoplay; if refused, Play is there
 }
 
 function canSubmit() {
-  return (
-    rating !== null &&
-    !rating.submitting &&
-    rating.player.endedOnce &&
-    rating.sliders.every((slider) => slider.touched)
-  );
+  return rating !== null && !rating.submitting && rating.widget.ready;
 }
 
 async function submitRating() {
   if (!canSubmit()) return;
-  const { item, kind, player, sliders, shownAt } = rating;
+  const { item, kind, widget, shownAt } = rating;
   rating.submitting = true;
   rating.refresh();
   notice("");
@@ -361,14 +357,12 @@ async function submitRating() {
   const answer = {
     client_uuid: newUuid(),
     item: item.id,
-    scores: Object.fromEntries(sliders.map((s) => [s.dimension.key, s.value])),
+    ...widget.values(),
     shown_at: shownAt,
     answered_at: new Date().toISOString(),
-    watch_time_ms: player.watchTimeMs,
-    plays: player.plays,
-    stalls: player.stalls,
+    ...widget.telemetry(),
   };
-  player.stop();
+  widget.stop();
   // Queued before the first byte leaves: a reload or a crash loses nothing.
   const outcomes = await sender.submit(answer);
   const mine = outcomes.find((o) => o.answer.client_uuid === answer.client_uuid);
@@ -406,12 +400,14 @@ document.addEventListener("keydown", (event) => {
   if (currentStep !== "rating" || !rating || event.altKey || event.ctrlKey || event.metaKey) {
     return;
   }
-  if (event.key === "Enter") {
+  if (rating.widget.onKey(event)) {
+    event.preventDefault();
+  } else if (event.key === "Enter") {
     event.preventDefault(); // also keeps a focused button from submitting a second time
     submitRating();
   } else if (event.key === " ") {
     event.preventDefault();
-    rating.player.replay();
+    rating.widget.replay();
   }
 });
 

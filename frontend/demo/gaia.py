@@ -1,4 +1,4 @@
-"""The demo study: real GAIA prompts on synthetic videos, ready to rate in minutes."""
+"""The GAIA demo study: real GAIA prompts on synthetic videos, rated on sliders."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from annotation.models import GAIA_DIMENSIONS, Dimension, Rater, Study
+from annotation.models import GAIA_DIMENSIONS, Dimension, Study
 from annotation.services.studies import study_build_sessions, study_create
 from annotation.services.study_import import study_import_manifest
 
-DEMO_SLUG = "gaia-demo"
-DEMO_PASSWORD = "mosaic-demo"
+SLUG = "gaia-demo"
 # (width, height, fps): GAIA's range of shapes, odd sizes included, kept tiny.
 DEMO_SHAPES = [
     (256, 256, 8),
@@ -125,29 +123,11 @@ def _write_demo_manifest(clip_dir: Path, *, counts: dict[str, int], seed: int) -
     return manifest
 
 
-def _demo_user(username: str, **flags) -> User:
-    user, created = User.objects.get_or_create(username=username, defaults=flags)
-    if created:
-        user.set_password(DEMO_PASSWORD)
-        user.save()
-    return user
-
-
-@transaction.atomic
-def demo_accounts() -> dict[str, User]:
-    admin = _demo_user("admin", is_staff=True, is_superuser=True)
-    researcher = _demo_user("researcher")
-    researcher.groups.add(Group.objects.get_or_create(name="researchers")[0])
-    rater_user = _demo_user("rater")
-    Rater.objects.get_or_create(user=rater_user)
-    return {"admin": admin, "researcher": researcher, "rater": rater_user}
-
-
 @transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
-def demo_study_create(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> Study:
+def create_study(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> Study:
     """Create (or return) the demo study: small sessions, short breaks, GAIA dimensions.
     Its videos are transcoded once it is stored (in-process: before this returns)."""
-    existing = Study.objects.filter(slug=DEMO_SLUG).first()
+    existing = Study.objects.filter(slug=SLUG).first()
     if existing is not None:
         return existing
     clip_dir.mkdir(parents=True, exist_ok=True)
@@ -158,7 +138,7 @@ def demo_study_create(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> St
 
     study = study_create(
         name="GAIA demo",
-        slug=DEMO_SLUG,
+        slug=SLUG,
         session_size=12,
         golden_per_session=2,
         rest_every=7,
@@ -181,3 +161,59 @@ def demo_study_create(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> St
     Study.objects.filter(pk=study.pk).update(state=Study.State.RUNNING)
     study.refresh_from_db()
     return study
+
+
+def simulated_scores(*, truth: dict, rater: dict, expert: dict | None, rng, study) -> dict:
+    """A simulated rater's scores of one video: the video's true quality per dimension
+    (or the experts' mean for a golden video) plus the rater's bias and noise, on the
+    slider's steps."""
+    scores = {}
+    for key, centre in (expert or truth).items():
+        value = centre + rater["bias"] + rng.normal(0, rater["noise"])
+        value = min(study.slider_max, max(study.slider_min, value))
+        steps = round((value - study.slider_min) / study.slider_step)
+        scores[key] = study.slider_min + steps * study.slider_step
+    return scores
+
+
+# The simulated raters: (bias, noise) on the 0-100 slider; the last one clicks a line.
+PROFILES = [
+    {"bias": 0, "noise": 8},
+    {"bias": 6, "noise": 10},
+    {"bias": -5, "noise": 9},
+    {"bias": 2, "noise": 12},
+    {"bias": -3, "noise": 7},
+    {"bias": 4, "noise": 11},
+    {"bias": 0, "noise": 0, "line": 50.0},
+]
+MODEL_QUALITY = dict(zip(DEMO_MODELS, (30, 40, 55, 60, 70, 78), strict=True))
+
+
+def simulate(study: Study) -> None:
+    """Simulated ratings: each video's true quality follows its source model (so the
+    results show a model ranking), a rater adds a bias and noise; golden videos are
+    rated near the experts' means, so the gate passes; one rater clicks a line."""
+    from annotation.designs.slider import Scores
+    from annotation.models import ExpertScore
+    from frontend.demo.simulate import simulate_raters
+
+    keys = list(study.dimensions.order_by("order").values_list("key", flat=True))
+    experts: dict[int, dict[str, float]] = {}
+    for stimulus_id, key, mean in ExpertScore.objects.filter(stimulus__study=study).values_list(
+        "stimulus_id", "dimension__key", "mean"
+    ):
+        experts.setdefault(stimulus_id, {})[key] = mean
+
+    def values(item, layout, profile, rng):
+        video = layout[0]
+        if "line" in profile:
+            return Scores(dict.fromkeys(keys, profile["line"]))
+        centre = MODEL_QUALITY.get(video.source_model, 50) + (video.pk % 7) * 2 - 6
+        truth = {key: centre + offset for key, offset in zip(keys, (4, 0, -4), strict=False)}
+        return Scores(
+            simulated_scores(
+                truth=truth, rater=profile, expert=experts.get(video.pk), rng=rng, study=study
+            )
+        )
+
+    simulate_raters(study=study, profiles=PROFILES, values=values, seed=1)

@@ -7,10 +7,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
 from django.db import transaction
 
+from annotation.designs import DESIGNS
 from annotation.errors import ApplicationError, ImportFailed
 from annotation.models import Study
 from annotation.services.studies import study_build_sessions, study_create
 from annotation.services.study_import import study_import_manifest
+from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
 
 def _messages(exc: ValidationError) -> str:
@@ -25,6 +27,12 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True, help="slug of the study")
         parser.add_argument("--create", metavar="NAME", help="create the study with this name")
         parser.add_argument(
+            "--design",
+            choices=sorted(DESIGNS),
+            default="slider",
+            help="the design of a study --create makes (default: slider)",
+        )
+        parser.add_argument(
             "--no-sessions", action="store_true", help="do not split new stimuli into sessions"
         )
 
@@ -35,8 +43,6 @@ class Command(BaseCommand):
             validate_slug(study)
         except ValidationError as exc:
             raise CommandError(f"--study {study!r}: {_messages(exc)}") from None
-        from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
-
         # A study created here exists only if its import succeeds: one transaction for both.
         try:
             with transaction.atomic():
@@ -44,7 +50,7 @@ class Command(BaseCommand):
                 if found is None:
                     if not create:
                         raise CommandError(f"no study '{study}' (use --create NAME to create it)")
-                    found = study_create(name=create, slug=study)
+                    found = study_create(name=create, slug=study, design=options["design"])
                 report = study_import_manifest(
                     study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
                 )

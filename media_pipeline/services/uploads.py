@@ -13,10 +13,21 @@ from django.db import IntegrityError, transaction
 
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
+from media_pipeline import ffmpeg
+from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
 logger = logging.getLogger(__name__)
 
-LABELS = ("prompt", "action", "action_class", "action_subclass", "source_model")
+LABELS = (
+    "prompt",
+    "action",
+    "action_class",
+    "action_subclass",
+    "source_model",
+    "condition",
+    "content",
+    "expected",
+)
 
 
 def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
@@ -46,9 +57,6 @@ def stimulus_upload(
     a video by its content (whatever its name says), an unknown role; a file the study
     already has (same sha256) is a conflict naming the existing stimulus.
     """
-    from media_pipeline import ffmpeg
-    from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
-
     if upload.size > settings.MOSAIC_MAX_UPLOAD_BYTES:
         raise ValidationFailed(
             f"{upload.name} is {upload.size:,} bytes; the limit is "

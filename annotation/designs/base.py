@@ -1,0 +1,116 @@
+"""What a study design is to the journey (DESIGNS.md): a small frozen set of functions.
+
+The journey (consent, tutorial, qualification, sessions and order, breaks, golden gates,
+the answer envelope and its repeats, completion, monitor) is written once and reaches a
+design only through its ``Design`` entry. A design says what an item is and shows, which
+values an answer holds and how they are stored, and how golden answers are judged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from annotation.models import Stimulus
+
+
+class Values(Protocol):
+    """An answer's checked values, as the design stores them."""
+
+    def canonical(self) -> dict:
+        """The values as plain JSON data: what the digest of a repeat is taken over."""
+
+
+def values_digest(canonical: dict) -> str:
+    """sha256 of the values as canonical JSON (sorted keys, no spaces, numbers as Python
+    writes them), the same for a repeat of the same answer on every path."""
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A finished session's golden agreement: the figure (None when undefined) and whether
+    the rater may take another session."""
+
+    agreement: float | None
+    passed: bool
+
+
+@dataclass(frozen=True)
+class QualificationScore:
+    """A finished qualification attempt: the share of answers that agree with the experts,
+    per-answer detail for the record, and the verdict."""
+
+    share: float
+    detail: list[dict]
+    passed: bool
+
+
+def shuffled(members: Sequence, seed: object) -> list:
+    """`members` in a per-rater, per-item order that is the same on every request."""
+    order = list(members)
+    random.Random(str(seed)).shuffle(order)
+    return order
+
+
+@dataclass(frozen=True)
+class Design:
+    """One study design. Every function takes keyword arguments.
+
+    - ``build_items(study)``: makes the items of the study's stimuli that have none yet
+      (every role that is answered: regular, golden, qualification); returns how many.
+    - ``layout(item, seed)``: the item's videos in the order this rater sees them
+      (`seed` is the rater's, per session or qualification attempt); stored with the
+      answer.
+    - ``item_payload(item, layout)``: what the rater's page gets: never whether the item
+      is golden, nor what the experts said.
+    - ``check_values(data, item, study)``: the answer's values, checked (a clear
+      ValidationFailed on bad input).
+    - ``store_values(answer, item, layout, values)``: writes the typed value rows, inside
+      the caller's transaction.
+    - ``golden_gate(study, assignment)``: the finished session's gate.
+    - ``qualification_score(participation, answers)``: a finished attempt's verdict.
+    - ``gate_rule(study)``: the gate's rule in words, for the record of an exclusion
+      ("PLCC above 0.7").
+    - ``state_payload(study)``: what the page needs to know of the design (questions,
+      scale, choices) besides the study's texts.
+    - ``widget``: the static path of the ES module that shows an item and takes its
+      answer (frontend/static/frontend/widgets/).
+    - ``fast_path``: the answer's values are slider scores, served by the single-statement
+      path of annotation/api/fast.py.
+    """
+
+    key: str
+    label: str
+    build_items: Callable[..., int]
+    layout: Callable[..., list[Stimulus]]
+    item_payload: Callable[..., dict]
+    check_values: Callable[..., Values]
+    store_values: Callable[..., None]
+    golden_gate: Callable[..., Gate]
+    qualification_score: Callable[..., QualificationScore]
+    gate_rule: Callable[..., str]
+    state_payload: Callable[..., dict]
+    widget: str
+    fast_path: bool = False
+    # How the rater's messages name an item and an answer's values ("this video was
+    # already answered", "... used with different scores").
+    item_noun: str = "video"
+    values_noun: str = "scores"
+    # What the session's golden agreement is, as the monitor heads its column.
+    golden_label: str = "Golden PLCC"
+    # session_chunks(study, items, seed) -> [[item ids]]: how the study's new regular
+    # items are cut into sessions; None: shuffled (seeded) and cut into session_size.
+    session_chunks: Callable[..., list[list[int]]] | None = None
+    # check_manifest_row(role, labels, expert, dimension_keys): refuses (ValueError, its message the
+    # reason) an import row this design cannot use; None: any row.
+    check_manifest_row: Callable[..., None] = lambda **row: None
+    # The dimensions (questions) a new study of this design gets unless it names its own:
+    # (key, label, help text, shows_reference).
+    default_dimensions: tuple[tuple[str, str, str, bool], ...] = ()

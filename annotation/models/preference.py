@@ -1,0 +1,75 @@
+"""Side-by-side preference (WYD): the study's design settings and the judgments."""
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from annotation.models.rating import Answer
+from annotation.models.stimulus import Stimulus
+from annotation.models.study import Dimension, Study
+
+
+class PreferenceSettings(models.Model):
+    """A preference study's design, with WYD's numbers as defaults (PROTOCOL.md 3.1)."""
+
+    class ScaleModel(models.TextChoices):
+        BRADLEY_TERRY = "bradley-terry", "Bradley-Terry (a tie is half a win each way)"
+        DAVIDSON = "davidson", "Davidson (ties as their own outcome)"
+        RAO_KUPPER = "rao-kupper", "Rao-Kupper (ties as their own outcome)"
+        THURSTONE = "thurstone", "Thurstone Case V (JOD units)"
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="preference")
+    condition_pairs = models.TextField(
+        blank=True,
+        help_text="The condition pairs to compare, one 'a, b' per line; empty: every pair "
+        "of the conditions the study's videos have.",
+    )
+    judgments_per_pair = models.PositiveIntegerField(
+        default=25,
+        validators=[MinValueValidator(1)],
+        help_text="Comparisons of each condition pair (per question) in one session (WYD: 25).",
+    )
+    golden_pass_share = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="The session's golden gate: at least this share of its golden pairs right.",
+    )
+    scale_model = models.CharField(
+        max_length=16, choices=ScaleModel.choices, default=ScaleModel.BRADLEY_TERRY
+    )
+    bootstrap = models.PositiveIntegerField(
+        default=1000, help_text="Rater-bootstrap replicates of the scale's intervals."
+    )
+
+    class Meta:
+        verbose_name_plural = "preference settings"
+
+    def __str__(self) -> str:
+        return f"preference settings of {self.study.slug}"
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The condition pairs named by `condition_pairs` (each sorted), in their order."""
+        pairs = []
+        for line in self.condition_pairs.splitlines():
+            parts = [part.strip() for part in line.replace(",", " ").split()]
+            if len(parts) == 2:
+                pairs.append(tuple(sorted(parts)))
+        return pairs
+
+
+class PreferenceJudgment(models.Model):
+    """One side-by-side answer: which video (left, right, or neither) the rater chose, and
+    which videos were on which side (the layout, so that position bias is measured)."""
+
+    class Choice(models.TextChoices):
+        LEFT = "left", "Left"
+        RIGHT = "right", "Right"
+        EQUAL = "equal", "Equally good/bad"
+
+    answer = models.OneToOneField(Answer, on_delete=models.CASCADE, related_name="judgment")
+    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="+")
+    left = models.ForeignKey(Stimulus, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Stimulus, on_delete=models.PROTECT, related_name="+")
+    choice = models.CharField(max_length=8, choices=Choice.choices)
+
+    def __str__(self) -> str:
+        return f"{self.answer_id}: {self.choice}"

@@ -1,0 +1,162 @@
+"""The side-by-side preference demo study (WYD's design): four synthetic "models" that
+differ visibly (a crisp one, a soft one, a grainy one, a blocky one) on the same
+contents, compared in pairs; golden and qualification pairs are a clean video against a
+heavily blurred copy of itself, made by the media pipeline (media_pipeline.ffmpeg.degrade).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from annotation.models import Study
+
+SLUG = "preference-demo"
+# condition -> (how its videos are made from the clean source, its true strength)
+MODELS = {
+    "Crisp": (None, 1.2),
+    "Soft": (("blur", 2.0), 0.5),
+    "Grainy": (("noise", 30.0), 0.0),
+    "Blocky": (("blocks", 6.0), -0.6),
+}
+PATTERNS = ("testsrc2", "mandelbrot", "life", "smptehdbars", "rgbtestsrc", "cellauto")
+CONTENTS = 6
+GOLDEN_CONTENTS = 3
+QUALIFICATION_CONTENTS = 2
+
+
+def _clip(path: Path, pattern: str, text: str) -> Path:
+    from media_pipeline.ffmpeg.synth import make_clip
+
+    if not path.exists():
+        make_clip(path=path, width=320, height=240, fps=12, seconds=2.0, text=text, pattern=pattern)
+    return path
+
+
+def _degraded(source: Path, path: Path, kind: str, strength: float) -> Path:
+    from media_pipeline.ffmpeg.degrade import degrade
+
+    if not path.exists():
+        degrade(source=source, out=path, kind=kind, strength=strength)
+    return path
+
+
+def _write_manifest(clip_dir: Path) -> Path:
+    from frontend.demo.gaia import gaia_prompts
+
+    prompts = gaia_prompts()
+    rows = []
+    for content in range(CONTENTS + GOLDEN_CONTENTS + QUALIFICATION_CONTENTS):
+        prompt = prompts[content * 37]
+        clean = _clip(
+            clip_dir / f"content{content:02d}.mp4", PATTERNS[content % len(PATTERNS)], prompt.action
+        )
+        labels = {"prompt": prompt.prompt, "action": prompt.action}
+        if content < CONTENTS:
+            for condition, (degradation, _) in MODELS.items():
+                path = clean
+                if degradation is not None:
+                    kind, strength = degradation
+                    copy = clip_dir / f"content{content:02d}-{condition}.mp4"
+                    path = _degraded(clean, copy, kind, strength)
+                rows.append(
+                    {"path": path.name, "role": "stimulus", "condition": condition,
+                     "content": f"c{content:02d}", **labels}
+                )  # fmt: skip
+            continue
+        role = "golden" if content < CONTENTS + GOLDEN_CONTENTS else "qualification"
+        worst = _degraded(clean, clip_dir / f"content{content:02d}-worst.mp4", "blur", 9.0)
+        for path, expected in ((clean, "best"), (worst, "worst")):
+            rows.append(
+                {"path": path.name, "role": role, "content": f"g{content:02d}",
+                 "expected": expected, **labels}
+            )  # fmt: skip
+    manifest = clip_dir / "manifest.csv"
+    columns = ["path", "role", "condition", "content", "expected", "prompt", "action"]
+    with open(manifest, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return manifest
+
+
+@transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
+def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
+    """Create (or return) the preference demo: 4 models x 6 contents (6 pairs each), 3
+    golden and 2 qualification pairs, sessions of 3 judgments of every pair."""
+    existing = Study.objects.filter(slug=SLUG).first()
+    if existing is not None:
+        return existing
+    from annotation.designs.preference import settings_of
+    from annotation.services.studies import study_build_sessions, study_create
+    from annotation.services.study_import import study_import_manifest
+    from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
+
+    clip_dir.mkdir(parents=True, exist_ok=True)
+    manifest = _write_manifest(clip_dir)
+    study = study_create(
+        name="Side-by-side preference demo",
+        slug=SLUG,
+        design="preference",
+        session_size=100,
+        golden_per_session=2,
+        rest_every=10,
+        rest_seconds=30,
+        qualification_size=2,
+        qualification_pass_share=1.0,
+        payment_per_session="2.00",
+        instructions=(
+            "Each task shows two short videos of the same scene made by two different "
+            "video generators. Watch both to the end, then choose the one of higher "
+            "quality, or “Equally good/bad”."
+        ),
+        consent_text=(
+            "Your answers are stored under a pseudonymous id and used for research on video "
+            "quality. You may stop at any time."
+        ),
+    )
+    preference = settings_of(study)
+    preference.judgments_per_pair = 3
+    preference.bootstrap = 300
+    preference.save()
+    study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
+    study_build_sessions(study=study)
+    Study.objects.filter(pk=study.pk).update(state=Study.State.RUNNING)
+    study.refresh_from_db()
+    return study
+
+
+# The simulated raters: how often they say "equal", how much they favour the left side.
+PROFILES = [
+    {"ties": 0.15, "left": 0.0},
+    {"ties": 0.25, "left": 0.0},
+    {"ties": 0.10, "left": 0.05},
+    {"ties": 0.20, "left": -0.05},
+    {"ties": 0.15, "left": 0.0},
+    {"ties": 0.0, "left": 1.0},  # always "left": screened out for position bias
+]
+
+
+def simulate(study: Study) -> None:
+    """Judgments from Bradley-Terry preferences with the models' true strengths (ties
+    drawn aside); golden pairs judged right; the last simulated rater always says left."""
+    from annotation.designs.preference import Choice
+    from frontend.demo.simulate import simulate_raters
+
+    def values(item, layout, profile, rng: np.random.Generator):
+        left, right = layout[0], layout[1]
+        if profile["left"] >= 1.0:
+            return Choice("left")
+        expected = {m.stimulus_id: m.expected for m in item.members.all() if m.expected}
+        if expected:
+            return Choice("left" if expected.get(left.pk) == "best" else "right")
+        if rng.random() < profile["ties"]:
+            return Choice("equal")
+        a, b = MODELS[left.condition][1], MODELS[right.condition][1]
+        p_left = 1 / (1 + np.exp(b - a)) + profile["left"]
+        return Choice("left" if rng.random() < p_left else "right")
+
+    simulate_raters(study=study, profiles=PROFILES, values=values, seed=2)

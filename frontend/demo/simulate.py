@@ -1,0 +1,112 @@
+"""Simulated raters for the demo studies, so that a newcomer finds the monitor and the
+results pages full at once. Every simulated rater is marked as such (Rater.is_simulated,
+external ids SIM-...), their answers go through the study's design like a real rater's
+(its layout, its value rows, its golden gate), and nothing here is used outside the demo.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable
+
+import numpy as np
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.designs import design_of, values_digest
+from annotation.models import Answer, Assignment, Item, Participation, Rater, Session, Study
+from annotation.selectors import item_layout, items_by_pk
+from annotation.services.answers import layout_ids
+
+# values(item, layout, rater profile, rng) -> the design's Values for that answer
+Simulate = Callable[[Item, list, dict, np.random.Generator], object]
+
+
+def simulated_raters_of(study: Study):
+    return Rater.objects.filter(is_simulated=True, participations__study=study)
+
+
+@transaction.atomic
+def simulate_raters(
+    *, study: Study, profiles: list[dict], values: Simulate, seed: int = 0
+) -> list[Rater]:
+    """One simulated rater per profile, each answering every session of the study (its
+    ready items, in their own shuffled order). Does nothing when the study has simulated
+    raters already."""
+    if simulated_raters_of(study).exists():
+        return []
+    design = design_of(study)
+    rng = np.random.default_rng(seed)
+    now = timezone.now()
+    made = []
+    for number, profile in enumerate(profiles, start=1):
+        name = f"SIM-{study.slug}-{number:02d}"
+        user = User.objects.create(username=name.lower())
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        rater = Rater.objects.create(user=user, external_id=name, is_simulated=True)
+        participation = Participation.objects.create(
+            rater=rater,
+            study=study,
+            consent_at=now,
+            tutorial_done_at=now,
+            qualification_state=Participation.Qualification.PASSED,
+            qualification_order_seed=secrets.randbits(62),
+        )
+        answered = 0
+        for session in Session.objects.filter(study=study).order_by("index"):
+            items = list(
+                session.items.exclude(item__members__stimulus__status="failed")
+                .values_list("item_id", flat=True)
+                .distinct()
+            )
+            if not items:
+                continue
+            order_seed = random.Random(f"{name}:{session.index}").randrange(2**62)
+            random.Random(order_seed).shuffle(items)
+            assignment = Assignment.objects.create(
+                rater=rater,
+                session=session,
+                order_seed=order_seed,
+                order=items,
+                position=len(items),
+                answered_before=answered,
+                last_activity_at=now,
+                finished_at=now,
+                state=Assignment.State.FINISHED,
+            )
+            found = items_by_pk(items)
+            for pk in items:
+                item = found[pk]
+                layout = item_layout(item, order_seed)
+                answer_values = values(item, layout, profile, rng)
+                answer = Answer.objects.create(
+                    item=item,
+                    participation=participation,
+                    assignment=assignment,
+                    layout=layout_ids(layout),
+                    values_digest=values_digest(answer_values.canonical()),
+                    shown_at=now,
+                    answered_at=now,
+                    watch_time_ms=int(rng.integers(3000, 9000)),
+                    plays=1,
+                )
+                design.store_values(answer=answer, item=item, layout=layout, values=answer_values)
+            gate = design.golden_gate(study=study, assignment=assignment)
+            assignment.golden_agreement, assignment.eligible_for_next = gate.agreement, gate.passed
+            assignment.save(update_fields=["golden_agreement", "eligible_for_next"])
+            answered += len(items)
+        made.append(rater)
+    return made
+
+
+def finished_run(study: Study):
+    """A finished analysis run of the study as it is now (computed here and now)."""
+    from quality.services import analysis_run_execute, analysis_run_request
+
+    run = analysis_run_request(study=study)
+    analysis_run_execute(run_id=run.pk)  # a run the commit already ran is left alone
+    run.refresh_from_db()
+    return run

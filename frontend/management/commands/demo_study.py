@@ -1,0 +1,42 @@
+"""`manage.py demo_study`: the demo accounts and every design's demo study (frontend/demo),
+with simulated answers and a finished analysis run; a second call changes nothing."""
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from annotation.designs import design_of
+from frontend.demo import DEMO_PASSWORD, demo_accounts, demo_studies_create
+
+
+class Command(BaseCommand):
+    help = "Create the demo studies (one per design, synthetic videos) and demo accounts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--stimuli", type=int, default=24, help="videos of the GAIA demo")
+
+    def handle(self, *args, stimuli: int, **options):
+        accounts = demo_accounts()
+        for study in demo_studies_create(var_dir=settings.VAR_DIR, stimuli=stimuli):
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"demo study '{study.name}' ({design_of(study).label}: "
+                    f"{study.stimuli.count()} videos, {study.sessions.count()} sessions, "
+                    f"state {study.state}, simulated answers and an analysis run)"
+                )
+            )
+            self.stdout.write(
+                f"  rater link: /r/{study.slug}/?token={study.entry_token}"
+                "&PROLIFIC_PID=demo1&STUDY_ID=demo&SESSION_ID=s1"
+            )
+            self.stdout.write(
+                f"  monitor: /studies/{study.slug}/monitor/   "
+                f"results: /studies/{study.slug}/results/"
+            )
+        for role in accounts:
+            self.stdout.write(f"  {role:<10} user '{role}', password '{DEMO_PASSWORD}'")
+        self.stdout.write(
+            "  as a rater of the GAIA demo, answer 75% of the 6 qualification videos within "
+            "1.5 sigma of the experts to go on rating (their scores are on each video's page "
+            "in /admin/, Stimuli); in the preference demo, pick the sharper video of each "
+            "test pair"
+        )

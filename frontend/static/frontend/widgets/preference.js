@@ -1,0 +1,116 @@
+// The side-by-side preference widget (WYD): two videos (and the reference between them,
+// when the question asks about one) that play together from one control and loop
+// together; the choice (left, right, or equally good/bad) opens once every video has
+// played to its end. Clicks or keys: 1 / ← left, 2 / → right, 3 / ↓ equally good/bad.
+
+import { Player } from "../rater_controls.js";
+
+const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
+
+export default class PreferenceWidget {
+  constructor({ mount, item, t, takeVideo, onChange, onProblem }) {
+    this.t = t;
+    this.onChange = onChange;
+    this.choice = null;
+    mount.querySelector('[data-field="question"]').textContent = item.question.text;
+    if (item.prompt) {
+      mount.querySelector('[data-field="prompt"]').textContent = item.prompt;
+      mount.querySelector('[data-field="prompt-line"]').hidden = false;
+    }
+    const sides = { left: item.left, right: item.right, reference: item.reference };
+    this.players = [];
+    this.plays = 0;
+    for (const [side, media] of Object.entries(sides)) {
+      const figure = mount.querySelector(`[data-side="${side}"]`);
+      if (!media) continue;
+      figure.hidden = false;
+      const video = takeVideo(media);
+      figure.querySelector(".frame").replaceChildren(video);
+      const player = new Player(video, {
+        onFirstEnd: () => this.opened(),
+        onProblem,
+      });
+      video.addEventListener("ended", () => this.restartWhenAllEnded());
+      this.players.push(player);
+    }
+    this.buttons = [...mount.querySelectorAll("button.choice")];
+    for (const button of this.buttons) {
+      button.addEventListener("click", () => this.choose(button.dataset.choice));
+    }
+    this.replayButton = mount.querySelector("#replay");
+    this.replayButton.textContent = t("play_both");
+    this.replayButton.onclick = () => this.replay();
+  }
+
+  get watched() {
+    return this.players.every((player) => player.endedOnce);
+  }
+
+  get ready() {
+    return this.watched && this.choice !== null;
+  }
+
+  get hint() {
+    if (!this.watched) return this.t("watch_both_first");
+    return this.t(this.ready ? "ready" : "choose_one");
+  }
+
+  opened() {
+    if (!this.watched) return;
+    for (const button of this.buttons) button.disabled = false;
+    this.replayButton.textContent = this.t("replay_both");
+    this.buttons[0].focus();
+    this.onChange();
+  }
+
+  choose(choice) {
+    if (!this.watched) return;
+    this.choice = choice;
+    for (const button of this.buttons) {
+      button.setAttribute("aria-pressed", String(button.dataset.choice === choice));
+    }
+    this.onChange();
+  }
+
+  /** Loop together: once every video has ended, all start again from the start. */
+  restartWhenAllEnded() {
+    if (this.players.every((player) => player.video.ended)) this.playAll();
+  }
+
+  playAll() {
+    this.plays += 1;
+    return Promise.all(this.players.map((player) => player.play()));
+  }
+
+  values() {
+    return { choice: this.choice };
+  }
+
+  telemetry() {
+    return {
+      watch_time_ms: Math.max(...this.players.map((player) => player.watchTimeMs)),
+      plays: this.plays,
+      stalls: this.players.reduce((total, player) => total + player.stalls, 0),
+    };
+  }
+
+  start() {
+    return this.playAll();
+  }
+
+  replay() {
+    for (const player of this.players) player.atStart = true;
+    this.playAll().catch(() => {});
+  }
+
+  onKey(event) {
+    const choice = KEYS[event.key];
+    if (!choice) return false;
+    this.choose(choice);
+    return true;
+  }
+
+  stop() {
+    for (const player of this.players) player.stop();
+  }
+}

@@ -1,0 +1,95 @@
+"""Visibly degraded copies of a video, for golden items with a known answer: a clean
+video against a degraded copy of itself is a pair (or a best and a worst in a ranking)
+whose better side every attentive rater sees.
+
+`python -m media_pipeline degrade SRC --out FILE [--kind blur|noise|blocks] [--strength S]`
+
+Kinds (ffmpeg filters): `blur` a Gaussian blur of sigma S pixels (gblur); `noise`
+temporal and spatial noise of amplitude S (0-100, noise=alls); `blocks` the picture
+shrunk S times and enlarged back without smoothing (scale, neighbor), as heavy
+compression looks. The copy keeps the source's size, rate and length; its codec follows
+the output suffix as for synthetic clips (media_pipeline.ffmpeg.synth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import ffmpeg
+
+from media_pipeline.ffmpeg.errors import MediaError
+from media_pipeline.ffmpeg.probe import probe
+from media_pipeline.ffmpeg.synth import CODECS
+
+KINDS = {"blur": 6.0, "noise": 40.0, "blocks": 8.0}  # kind -> default strength
+
+
+def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength=None) -> Path:
+    """Write a degraded copy of `source` to `out` (see the module docstring); raises
+    ValueError for an unknown kind or a strength out of range, MediaError for a file
+    that is not a video."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+    strength = KINDS[kind] if strength is None else float(strength)
+    limits = {"blur": (0.1, 100.0), "noise": (1.0, 100.0), "blocks": (1.5, 64.0)}[kind]
+    if not limits[0] <= strength <= limits[1]:
+        raise ValueError(f"{kind} strength must be in [{limits[0]:g}, {limits[1]:g}]")
+    source, out = Path(source), Path(out)
+    if out.suffix.lower() not in CODECS:
+        raise ValueError(f"unsupported output type {out.suffix!r} (one of {', '.join(CODECS)})")
+    info = probe(source)  # a clear MediaError for anything that is not a video
+    video = ffmpeg.input(str(source)).video
+    if kind == "blur":
+        video = video.filter("gblur", sigma=strength)
+    elif kind == "noise":
+        video = video.filter("noise", alls=int(strength), allf="t+u")
+    else:
+        small_w = max(2, round(info.width / strength))
+        small_h = max(2, round(info.height / strength))
+        video = video.filter("scale", small_w, small_h).filter(
+            "scale", info.width, info.height, flags="neighbor"
+        )
+    args = dict(CODECS[out.suffix.lower()])
+    if out.suffix.lower() in (".mp4", ".mov"):
+        even = info.width % 2 == 0 and info.height % 2 == 0
+        args["pix_fmt"] = "yuv420p" if even else "yuv444p"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        (
+            ffmpeg.output(video, str(out), an=None, **args)
+            .global_args("-nostdin", "-v", "error")
+            .overwrite_output()
+            .run(capture_stdout=True, capture_stderr=True)
+        )
+    except ffmpeg.Error as exc:
+        out.unlink(missing_ok=True)
+        detail = exc.stderr.decode(errors="replace")[-300:]
+        raise MediaError(f"ffmpeg could not degrade {source.name}: {detail}") from None
+    return out
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "degrade",
+        help="write a visibly degraded copy of a video (for golden pairs)",
+        description="Prints one JSON object; exits 2 on bad input.",
+    )
+    parser.add_argument("src", type=Path, help="the source video")
+    parser.add_argument("--out", type=Path, required=True, help="the copy to write")
+    parser.add_argument("--kind", choices=sorted(KINDS), default="blur")
+    parser.add_argument("--strength", type=float, default=None)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        written = degrade(source=args.src, out=args.out, kind=args.kind, strength=args.strength)
+    except (ValueError, MediaError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"source": str(args.src), "copy": str(written), "kind": args.kind}))
+    return 0

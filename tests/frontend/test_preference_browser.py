@@ -1,0 +1,114 @@
+"""The side-by-side preference page in Chromium: two videos in sync, the choice closed
+until both played, keys and clicks, and answers kept through a lost connection."""
+
+import json
+
+import pytest
+
+from annotation.models import ItemMember, PreferenceJudgment
+from tests.frontend.rater_browser import agree, enter, wait_step
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def ready_item(page) -> str:
+    """Wait until both videos have played through once; the item's id."""
+    page.wait_for_selector("#step-rating[data-ready]:not([hidden])")
+    return page.locator("#step-rating").get_attribute("data-item")
+
+
+def best_key(page, item: str) -> str:
+    """The key of the side the golden pair's best video is on ("1" left, "2" right)."""
+    left = page.locator('[data-side="left"] video').get_attribute("data-item")
+    best = ItemMember.objects.get(item__public_id=item, expected="best").stimulus.public_id
+    return "1" if left == str(best) else "2"
+
+
+def answer(page, key: str) -> str:
+    item = ready_item(page)
+    page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        """item => document.querySelector('#rater').dataset.step !== 'rating'
+                   || document.querySelector('#step-rating').dataset.item !== item""",
+        arg=item,
+    )
+    return item
+
+
+def qualified(page, live_server, tiny) -> None:
+    enter(page, live_server, tiny)
+    agree(page)
+    page.wait_for_selector("#tutorial-empty:not([hidden])")  # no examples in this study
+    page.click("#tutorial-done")
+    for _ in range(2):
+        wait_step(page, "rating")
+        item = ready_item(page)
+        answer(page, best_key(page, item))
+    wait_step(page, "message")
+    page.click("#message-continue")
+    wait_step(page, "rating")
+
+
+def test_both_videos_play_before_the_choice_opens_and_keys_answer(
+    page, live_server, preference_study
+):
+    # given: a rater past the qualification test, at their first pair
+    tiny = preference_study()
+    qualified(page, live_server, tiny)
+    # then: two videos side by side at their native size, the choice closed until both end
+    videos = page.locator("#widget video")
+    assert videos.count() == 2
+    assert videos.evaluate_all("vs => vs.map(v => [v.width, v.height, v.muted])") == [
+        [64, 48, True],
+        [64, 48, True],
+    ]
+    boxes = [videos.nth(i).bounding_box() for i in range(2)]
+    assert boxes[0]["x"] + boxes[0]["width"] <= boxes[1]["x"]  # left of each other
+    item = ready_item(page)
+    assert page.locator("button.choice[data-choice='equal']").is_enabled()
+    assert page.locator("#next").is_disabled()  # no choice yet
+    # when: "3" (equally good/bad), then Enter
+    page.keyboard.press("3")
+    assert (
+        page.locator("button.choice[data-choice='equal']").get_attribute("aria-pressed") == "true"
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    # then: stored with the sides the rater saw
+    judgment = PreferenceJudgment.objects.get(answer__item__public_id=item)
+    assert judgment.choice == "equal"
+    shown = [page_id for page_id in judgment.answer.layout]
+    assert len(shown) == 2
+
+
+def test_a_click_answers_and_an_answer_given_offline_is_sent_once_back_online(
+    page, context, live_server, preference_study
+):
+    # given
+    tiny = preference_study()
+    qualified(page, live_server, tiny)
+    item = ready_item(page)
+    # when: offline, the rater clicks "Right" and saves
+    context.set_offline(True)
+    page.click("button.choice[data-choice='right']")
+    page.click("#next")
+    page.wait_for_selector("#connection:not([hidden])")
+    held = page.evaluate(
+        "() => Object.keys(localStorage).filter(k => k.startsWith('mosaic:unsent:'))"
+        ".flatMap(k => JSON.parse(localStorage.getItem(k)))"
+    )
+    assert [(a["item"], a["choice"]) for a in held] == [(item, "right")]
+    assert not PreferenceJudgment.objects.filter(answer__item__public_id=item).exists()
+    # when: the connection comes back
+    context.set_offline(False)
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    # then: stored once, and the queue is empty
+    assert PreferenceJudgment.objects.filter(answer__item__public_id=item).count() == 1
+    assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "right"
+    left = page.evaluate("() => JSON.stringify(Object.entries(localStorage))")
+    assert all(not key.startswith("mosaic:unsent:") for key, _ in json.loads(left))
