@@ -54,6 +54,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "split_seed",
                     "rest_every",
                     "rest_seconds",
+                    "window_size",
                     "target_raters_per_stimulus",
                 )
             },

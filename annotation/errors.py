@@ -35,6 +35,13 @@ class Conflict(ApplicationError):
     code = "conflict"
 
 
+class OutOfOrder(Conflict):
+    """An answer for an item that is not the one to answer now: the page sends its
+    answers again, in order, from `expected`."""
+
+    code = "out_of_order"
+
+
 class OnBreak(ApplicationError):
     status = 423
     code = "on_break"

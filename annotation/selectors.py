@@ -6,6 +6,7 @@ services import it).
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -98,15 +99,34 @@ class RatingPosition:
     rest_every: int
     rest_seconds: int
     line_click_share: float
+    window_size: int
     assignment_id: int | None
     assignment_active: bool
     position: int
     length: int
     break_until: datetime | None
+    # When the latest answer was given, as the server counts it (or the session's start):
+    # no answer's time counts as earlier (services.assignments.answered_moment).
+    answered_from: datetime | None
     flagged_line_clicker: bool
     answered_before: int  # the rater's answers in the study's earlier sessions
-    current: PositionItem | None
-    preload: PositionItem | None
+    # The items from the one to answer now: the window and (at least) the one after it.
+    upcoming: tuple[PositionItem, ...]
+
+    @property
+    def current(self) -> PositionItem | None:
+        return self.upcoming[0] if self.upcoming else None
+
+    def window(self) -> tuple[list[PositionItem], str]:
+        """The window's items and what follows them (see window_span)."""
+        stop, ends = window_span(
+            position=self.position,
+            length=self.length,
+            size=self.window_size,
+            answered_before=self.answered_before,
+            rest_every=self.rest_every,
+        )
+        return list(self.upcoming[: stop - self.position]), ends
 
     @property
     def rating_open(self) -> bool:
@@ -121,42 +141,40 @@ class RatingPosition:
         )
 
 
-_ITEM_COLUMNS = (
-    "{0}m.item_id, {0}.id, {0}.public_id, {0}.prompt, {0}.action, {0}.width, {0}.height, {0}.poster"
-)
 # One round trip instead of the ORM's four (token, participation with study, assignment,
 # items' videos); the order is indexed in the database, never sent whole. The video of a
-# one-video item is its member in slot 0.
+# one-video item is its member in slot 0. The upcoming items are the window, and at
+# least the item after the current one (the page's preload hint when the window is 1).
 _RATING_POSITION_SQL = f"""
 SELECT u.is_active, p.rater_id, p.id,
        (NOT p.is_excluded AND p.consent_at IS NOT NULL AND p.tutorial_done_at IS NOT NULL
         AND p.qualification_state = '{Participation.Qualification.PASSED}'),
        s.id, s.design, s.state = '{Study.State.RUNNING}', s.slider_min, s.slider_max,
-       s.slider_step, s.rest_every, s.rest_seconds, s.line_click_share,
+       s.slider_step, s.rest_every, s.rest_seconds, s.line_click_share, s.window_size,
        a.id, a.state = '{Assignment.State.ACTIVE}', a.position,
-       jsonb_array_length(a."order"), a.break_until, a.flagged_line_clicker,
-       a.answered_before,
-       {_ITEM_COLUMNS.format("cur")},
-       {_ITEM_COLUMNS.format("nxt")}
+       jsonb_array_length(a."order"), a.break_until,
+       COALESCE(a.last_answered_at, a.started_at),
+       a.flagged_line_clicker, a.answered_before, w.items
   FROM auth_user u
   JOIN annotation_rater r ON r.user_id = u.id
   JOIN annotation_participation p ON p.rater_id = r.id
   JOIN annotation_study s ON s.id = p.study_id
   LEFT JOIN LATERAL (
-       SELECT a.id, a.state, a.position, a."order", a.break_until, a.flagged_line_clicker,
-              a.answered_before
+       SELECT a.id, a.state, a.position, a."order", a.break_until, a.last_answered_at,
+              a.started_at, a.flagged_line_clicker, a.answered_before
          FROM annotation_assignment a
          JOIN annotation_session se ON se.id = a.session_id
         WHERE a.rater_id = r.id AND se.study_id = s.id
           AND a.state IN ('{Assignment.State.ACTIVE}', '{Assignment.State.PAUSED}')
         ORDER BY se.index, a.started_at
         LIMIT 1) a ON TRUE
-  LEFT JOIN annotation_itemmember curm
-         ON curm.item_id = (a."order" ->> a.position)::bigint AND curm.slot = 0
-  LEFT JOIN annotation_stimulus cur ON cur.id = curm.stimulus_id
-  LEFT JOIN annotation_itemmember nxtm
-         ON nxtm.item_id = (a."order" ->> (a.position + 1))::bigint AND nxtm.slot = 0
-  LEFT JOIN annotation_stimulus nxt ON nxt.id = nxtm.stimulus_id
+  LEFT JOIN LATERAL (
+       SELECT jsonb_agg(jsonb_build_array(m.item_id, v.id, v.public_id, v.prompt, v.action,
+                                          v.width, v.height, v.poster) ORDER BY g.n) AS items
+         FROM generate_series(a.position, LEAST(a.position + GREATEST(s.window_size, 2),
+                                                jsonb_array_length(a."order")) - 1) AS g(n)
+         JOIN annotation_itemmember m ON m.item_id = (a."order" ->> g.n)::bigint AND m.slot = 0
+         JOIN annotation_stimulus v ON v.id = m.stimulus_id) w ON TRUE
  WHERE s.slug = %s AND u.id = {{user}}
 """
 _BY_USER = _RATING_POSITION_SQL.format(user="%s")
@@ -165,11 +183,9 @@ _BY_TOKEN = _RATING_POSITION_SQL.format(
 )
 
 
-def _position_item(row: tuple) -> PositionItem | None:
+def _position_item(row: list) -> PositionItem:
     item, pk, public_id, prompt, action, width, height, poster = row
-    if item is None or pk is None:
-        return None
-    return PositionItem(item, pk, public_id, prompt, action, width, height, poster or "")
+    return PositionItem(item, pk, uuid.UUID(public_id), prompt, action, width, height, poster or "")
 
 
 def rating_position(
@@ -184,18 +200,54 @@ def rating_position(
         row = cursor.fetchone()
     if row is None:
         return None
-    has_assignment = row[13] is not None
+    has_assignment = row[14] is not None
+    # Django leaves jsonb to its fields: the aggregate arrives as text.
+    upcoming = json.loads(row[22]) if row[22] else []
     return RatingPosition(
-        *row[:14],
-        assignment_active=bool(row[14]),
-        position=row[15] if has_assignment else 0,
-        length=row[16] if has_assignment else 0,
-        break_until=row[17],
-        flagged_line_clicker=bool(row[18]),
-        answered_before=row[19] or 0,
-        current=_position_item(row[20:28]),
-        preload=_position_item(row[28:36]),
+        *row[:15],
+        assignment_active=bool(row[15]),
+        position=row[16] if has_assignment else 0,
+        length=row[17] if has_assignment else 0,
+        break_until=row[18],
+        answered_from=row[19],
+        flagged_line_clicker=bool(row[20]),
+        answered_before=row[21] or 0,
+        upcoming=tuple(_position_item(entry) for entry in upcoming),
     )
+
+
+def window_span(
+    *, position: int, length: int, size: int, answered_before: int = 0, rest_every: int = 0
+) -> tuple[int, str]:
+    """Where the rater's window ends: (the position after its last item, what follows it).
+
+    The window holds the item to answer now and the next ones, `size` in all, but never
+    reaches past the end of the session (or test), nor past the answer that starts a
+    rest break: the one that makes the rater's answers in the study (`answered_before`
+    plus the position after it) a multiple of `rest_every`. What follows is "break",
+    "end" (the server decides: golden gate, qualification verdict) or "more"."""
+    stop, ends = position + max(1, size), "more"
+    if stop >= length:
+        stop, ends = length, "end"
+    if rest_every:
+        answered = answered_before + position
+        rest_at = (answered // rest_every + 1) * rest_every - answered_before
+        if rest_at <= stop:
+            stop, ends = rest_at, "break"
+    return stop, ends
+
+
+def window_payload(items: list[dict], *, preload: dict | None, ends: str, rest_seconds: int):
+    """The next/ fields that carry the window (docs/rater-api.md): `item` and `preload`
+    as before, the window's items, what follows them and the rest a break lasts (the
+    page counts a break down even offline)."""
+    return {
+        "item": items[0] if items else None,
+        "preload": preload,
+        "window": items,
+        "window_ends": ends if items else None,
+        "rest_seconds": rest_seconds,
+    }
 
 
 def item_layout(item: Item, seed: object) -> list[Stimulus]:
@@ -324,10 +376,19 @@ def stimulus_visible_to(*, user, stimulus: Stimulus) -> bool:
     return any(pk in a.order for a in going_on for pk in items)
 
 
-def session_next(assignment: Assignment) -> tuple[Item | None, Item | None]:
-    """The item to answer now in the session, and the one after it."""
-    upcoming = assignment.order[assignment.position : assignment.position + 2]
-    found = items_by_pk(upcoming)
-    current = found.get(upcoming[0]) if upcoming else None
-    preload = found.get(upcoming[1]) if len(upcoming) > 1 else None
-    return current, preload
+def session_window(assignment: Assignment) -> tuple[list[Item], Item | None, str]:
+    """The items of the session's window (window_span), the item after the current one
+    (the page's preload hint) and what follows the window."""
+    study = assignment.session.study
+    stop, ends = window_span(
+        position=assignment.position,
+        length=len(assignment.order),
+        size=study.window_size,
+        answered_before=assignment.answered_before,
+        rest_every=study.rest_every,
+    )
+    pks = assignment.order[assignment.position : max(stop, assignment.position + 2)]
+    found = items_by_pk(pks)
+    upcoming = [found[pk] for pk in pks if pk in found]
+    window = upcoming[: stop - assignment.position]
+    return window, (upcoming[1] if len(upcoming) > 1 else None), ends

@@ -6,6 +6,13 @@ hands the file to nginx with X-Accel-Redirect (deploy/nginx.conf), which then an
 the Range header and HEAD itself. HEAD is answered as GET is, after the same checks,
 with the same status and headers and no body.
 
+A file behind one URL never changes (a video's rendition, a poster, an export), so it
+is sent with a strong ETag (size and modification time, as nginx makes it), its
+Last-Modified and a long-lived private Cache-Control; If-None-Match and
+If-Modified-Since are answered 304 (Django's get_conditional_response), and a Range
+with an If-Range that no longer matches is ignored (RFC 9110, 13.1.5): the whole,
+current file is sent. So the rater page's downloads ahead are cheap and survive a reload.
+
 Ranges follow RFC 9110, 14: one byte range is served as 206; a Range header this
 server does not understand or that is invalid (another unit, not numbers, a last byte
 before the first) is ignored, as the RFC requires, and the whole file sent (200); so is
@@ -23,6 +30,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date, parse_http_date_safe
 
 # One range-spec; range units are case-insensitive (RFC 9110, 14.1).
 RANGE = re.compile(r"^bytes=(\d*)-(\d*)$", re.IGNORECASE | re.ASCII)
@@ -73,17 +82,47 @@ def _file_chunks(path: Path, start: int, length: int) -> Iterator[bytes]:
             yield data
 
 
+CACHE_CONTROL = "private, max-age=31536000, immutable"
+
+
+def _range_applies(request, *, etag: str, last_modified: int) -> bool:
+    """Whether the Range header is to be served: no If-Range, or one that names the
+    file as it is now, by its strong ETag or by its exact Last-Modified date."""
+    if_range = request.headers.get("If-Range", "").strip()
+    if not if_range:
+        return True
+    if if_range.startswith(('"', "W/")):
+        return if_range == etag  # a strong comparison: a weak validator never matches
+    return parse_http_date_safe(if_range) == last_modified
+
+
+def _validators(response: HttpResponse, *, etag: str, last_modified: int) -> HttpResponse:
+    response["ETag"] = etag
+    response["Last-Modified"] = http_date(last_modified)
+    response["Cache-Control"] = CACHE_CONTROL
+    return response
+
+
 def file_response(request, path: Path) -> HttpResponse:
     content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     accel = getattr(settings, "MOSAIC_MEDIA_ACCEL_REDIRECT", "")
-    if accel:  # nginx answers the method and the Range header of the original request
+    if accel:  # nginx answers the method, the validators and the Range header itself
         response = HttpResponse(content_type=content_type)
         relative = path.resolve().relative_to(Path(settings.MEDIA_ROOT).resolve())
         response["X-Accel-Redirect"] = accel + str(relative)
         return response
-    size = path.stat().st_size
+    stat = path.stat()
+    size = stat.st_size
+    etag = f'"{stat.st_mtime_ns:x}-{size:x}"'
+    last_modified = int(stat.st_mtime)
+    unchanged = get_conditional_response(request, etag=etag, last_modified=last_modified)
+    if unchanged is not None:  # 304 Not Modified (or 412 for a failed If-Match)
+        return _validators(unchanged, etag=etag, last_modified=last_modified)
+    header = request.headers.get("Range", "")
+    if not _range_applies(request, etag=etag, last_modified=last_modified):
+        header = ""
     try:
-        byte_range = requested_range(request.headers.get("Range", ""), size=size)
+        byte_range = requested_range(header, size=size)
     except UnsatisfiableRange:
         response = HttpResponse(status=416)
         response["Content-Range"] = f"bytes */{size}"
@@ -99,5 +138,4 @@ def file_response(request, path: Path) -> HttpResponse:
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
     response["Content-Length"] = str(length)
     response["Accept-Ranges"] = "bytes"
-    response["Cache-Control"] = "private, max-age=3600"
-    return response
+    return _validators(response, etag=etag, last_modified=last_modified)

@@ -32,8 +32,8 @@ def rater_strings() -> dict[str, str]:
     """
     return {
         "connection_lost": gettext(
-            "Connection lost: your answers are safe and will be sent as soon as the "
-            "connection is back."
+            "Connection lost: you can go on, your answers are safe and will be sent as soon "
+            "as the connection is back."
         ),
         "sending": gettext("Saving your answer…"),
         "signed_out": gettext(
@@ -89,6 +89,12 @@ def rater_strings() -> dict[str, str]:
         "qualification_not_ready_text": gettext(
             "Its videos are still being prepared. Please come back in a few minutes and "
             "press “Try again” (or reload this page)."
+        ),
+        "window_end_title": gettext("Waiting for the connection"),
+        "window_end_text": gettext(
+            "You have answered every video this page could hold without a connection. Your "
+            "answers are safe in this browser; the study goes on by itself as soon as the "
+            "connection is back."
         ),
         "nothing_to_rate_title": gettext("There is no video to rate right now"),
         "nothing_to_rate_text": gettext(

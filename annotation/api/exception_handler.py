@@ -1,7 +1,14 @@
-"""Turns ApplicationError into a JSON answer, logged; everything else goes to DRF."""
+"""Every refusal of the API in one shape, `{"error": CODE, "detail": TEXT, ...}`, logged.
+
+ApplicationError carries its own code. DRF's own refusals (a body that is not JSON or
+carries NaN or Infinity, a missing sign-in, a failed CSRF check, a wrong method) get a
+code of the same family (docs/rater-api.md, "Errors"); a serializer's field errors stay
+under `fields`.
+"""
 
 import logging
 
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -9,19 +16,62 @@ from annotation.errors import ApplicationError
 
 logger = logging.getLogger("mosaic.api")
 
+# DRF's exception classes, most specific first, and the codes the API documents for them.
+_DRF_CODES = (
+    (exceptions.ParseError, "invalid"),
+    (exceptions.ValidationError, "invalid"),
+    (exceptions.NotAuthenticated, "not_authenticated"),
+    (exceptions.AuthenticationFailed, "authentication_failed"),
+    (exceptions.PermissionDenied, "forbidden"),
+    (exceptions.NotFound, "not_found"),
+    (exceptions.MethodNotAllowed, "method_not_allowed"),
+    (exceptions.NotAcceptable, "not_acceptable"),
+    (exceptions.UnsupportedMediaType, "unsupported_media_type"),
+    (exceptions.Throttled, "throttled"),
+)
+
+
+def _log(level: int, request, refusal: str) -> None:
+    logger.log(
+        level,
+        "refused %s %s for user %s: %s",
+        getattr(request, "method", "?"),
+        getattr(request, "path", "?"),
+        getattr(getattr(request, "user", None), "pk", None),
+        refusal,
+    )
+
+
+def _drf_code(exc: Exception) -> str:
+    if isinstance(exc, exceptions.PermissionDenied) and str(exc.detail).startswith("CSRF Failed"):
+        return "csrf_failed"  # the page's CSRF cookie is gone: it signs in again
+    return next((code for cls, code in _DRF_CODES if isinstance(exc, cls)), "invalid")
+
+
+def _detail(data: object) -> str:
+    """A readable sentence of DRF's error data (a string, a list or a dict of fields)."""
+    if isinstance(data, dict):
+        return "; ".join(f"{key}: {_detail(value)}" for key, value in data.items())
+    if isinstance(data, list):
+        return " ".join(_detail(value) for value in data)
+    return str(data)
+
 
 def application_exception_handler(exc, context):
+    request = context.get("request")
     if isinstance(exc, ApplicationError):
-        request = context.get("request")
-        logger.warning(
-            "refused %s %s for user %s: %s",
-            getattr(request, "method", "?"),
-            getattr(request, "path", "?"),
-            getattr(getattr(request, "user", None), "pk", None),
-            exc.message,
-        )
+        _log(logging.WARNING, request, exc.message)
         return Response({"error": exc.code, "detail": exc.message, **exc.extra}, status=exc.status)
     response = exception_handler(exc, context)
-    if response is not None and response.status_code >= 400:
-        logger.info("refused %s: %s", response.status_code, response.data)
+    if response is None or response.status_code < 400:
+        return response
+    data = response.data
+    body = {"error": _drf_code(exc)}
+    if isinstance(data, dict) and set(data) == {"detail"}:
+        body["detail"] = str(data["detail"])
+    else:
+        body["detail"] = _detail(data)
+        body["fields"] = data
+    _log(logging.INFO, request, f"{response.status_code} {body['detail']}")
+    response.data = body
     return response

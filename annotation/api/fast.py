@@ -21,7 +21,7 @@ from annotation.designs import DESIGNS
 from annotation.designs.slider import check_scores, stimulus_payload
 from annotation.dimensions import dimensions_of
 from annotation.errors import ApplicationError
-from annotation.selectors import RatingPosition, rating_position, seconds_until
+from annotation.selectors import RatingPosition, rating_position, seconds_until, window_payload
 from annotation.services.answers import check_envelope
 from annotation.services.assignments import slider_submit_current
 
@@ -89,21 +89,27 @@ def _served(position: RatingPosition | None) -> bool:
 
 
 def fast_next(request: HttpRequest, slug: str) -> HttpResponse | None:
-    """GET next/ for a rater in an active session: the item to rate now, or the break."""
+    """GET next/ for a rater in an active session: the window of items to rate from now,
+    or the break."""
     if not _applies(request, "GET"):
         return None
     position = _position(request, slug, unsafe=False)
     if not _served(position):
         return None
     left = seconds_until(position.break_until)
-    current, preload = (None, None) if left else (position.current, position.preload)
+    items, ends = ([], "break") if left else position.window()
+    following = position.upcoming[1:2] if items else ()
     body = {
         "step": "break" if left else "rating",
         "position": position.position,
         "length": position.length,
         "break_seconds_left": left,
-        "item": stimulus_payload(current) if current else None,
-        "preload": stimulus_payload(preload) if preload else None,
+        **window_payload(
+            [stimulus_payload(item) for item in items],
+            preload=stimulus_payload(following[0]) if following else None,
+            ends=ends,
+            rest_seconds=position.rest_seconds,
+        ),
         "completion": None,
     }
     return _json_response(body, 200, allow="GET, HEAD, OPTIONS")

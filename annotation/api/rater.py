@@ -16,8 +16,9 @@ from annotation.selectors import (
     assignment_payload,
     completion_payload,
     item_payload,
-    session_next,
+    session_window,
     tutorial_payload,
+    window_payload,
 )
 from annotation.services.assignments import assignment_start_next
 from annotation.services.participation import (
@@ -25,7 +26,7 @@ from annotation.services.participation import (
     participation_consent,
     participation_tutorial_done,
 )
-from annotation.services.qualification import qualification_next, qualification_seed
+from annotation.services.qualification import qualification_seed, qualification_window
 from annotation.services.rater_flow import answer_submit, progress_payload
 
 
@@ -99,7 +100,8 @@ class TutorialDoneView(RaterView):
 
 
 class NextItemView(RaterView):
-    """The item to rate now; starts the rater's next session when none is open."""
+    """The window of items to answer from now (docs/rater-api.md); starts the rater's
+    next session when none is open."""
 
     def dispatch(self, request, *args, **kwargs):
         # The common case first, without DRF (annotation/api/fast.py); all others below.
@@ -111,21 +113,25 @@ class NextItemView(RaterView):
         participation = self.participation(request, slug)
         assignment = assignment_current(participation=participation)
         progress = progress_payload(participation, assignment)
-        current = preload = seed = None
+        window, preload, ends, seed = [], None, None, None
         if progress["step"] == "qualification":
-            current, preload, _, _ = qualification_next(participation)
+            window, preload, ends, _, _ = qualification_window(participation)
             seed = qualification_seed(participation)
         elif progress["step"] == "rating":
             if assignment is None:
                 assignment = assignment_start_next(participation=participation)
                 progress = progress_payload(participation, assignment)
             if assignment is not None and progress["step"] == "rating":
-                current, preload = session_next(assignment)
+                window, preload, ends = session_window(assignment)
                 seed = assignment.order_seed
         body = {
             **progress,
-            "item": item_payload(current, seed) if current else None,
-            "preload": item_payload(preload, seed) if preload else None,
+            **window_payload(
+                [item_payload(item, seed) for item in window],
+                preload=item_payload(preload, seed) if preload else None,
+                ends=ends,
+                rest_seconds=participation.study.rest_seconds,
+            ),
             "completion": completion_payload(participation, progress["step"]),
         }
         return Response(body)

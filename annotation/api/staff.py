@@ -46,6 +46,7 @@ class StudyListView(APIView):
                 "golden_per_session",
                 "rest_every",
                 "rest_seconds",
+                "window_size",
                 "qualification_size",
                 "qualification_pass_share",
                 "qualification_tolerance_sigma",

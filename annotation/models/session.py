@@ -137,6 +137,10 @@ class Assignment(models.Model):
     breaks_taken = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
+    # When the rater answered the latest item, as the server counts it: the page's time
+    # (answers may arrive late, from the offline window), never before the answer before
+    # it nor after its arrival. A rest break runs from here (docs/rater-api.md).
+    last_answered_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The session's golden agreement as its design measures it (sliders: the PLCC with the
     # expert means; preference: the share of golden pairs judged right).

@@ -7,7 +7,7 @@ Every protocol number is a per-study setting whose default is the GAIA value
 import secrets
 from decimal import Decimal
 
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -56,6 +56,12 @@ class Study(models.Model):
         default=150, help_text="A rest break after this many stimuli (0: no breaks)."
     )
     rest_seconds = models.PositiveIntegerField(default=15 * 60, help_text="Minimum rest length.")
+    window_size = models.PositiveSmallIntegerField(
+        default=5,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="Items the rater's page holds ahead, the current one included, downloaded "
+        "in advance and answerable without a connection (1: none ahead).",
+    )
 
     # Qualification.
     qualification_size = models.PositiveIntegerField(default=30)

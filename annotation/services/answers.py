@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotation.designs import design_of
-from annotation.errors import Conflict, ValidationFailed
+from annotation.errors import Conflict, OutOfOrder, ValidationFailed
 from annotation.models import Answer, Item, Participation, Stimulus
 
 logger = logging.getLogger(__name__)
@@ -125,4 +125,13 @@ def item_by_public_id(public_id: uuid.UUID, *, study_id: int) -> Item | None:
         .prefetch_related("members__stimulus")
         .filter(public_id=public_id, study_id=study_id)
         .first()
+    )
+
+
+def out_of_order(expected_pk: int, *, position: int, noun: str) -> OutOfOrder:
+    """The refusal of an answer that skips ahead: it names the item the server waits for."""
+    expected = Item.objects.filter(pk=expected_pk).values_list("public_id", flat=True).first()
+    return OutOfOrder(
+        f"this is not the {noun} to answer now: answers are taken in order",
+        extra={"expected": str(expected), "position": position},
     )

@@ -41,7 +41,7 @@ from annotation.selectors import (
     break_seconds_left,
     item_layout,
 )
-from annotation.services.answers import Envelope, answer_repeated, layout_ids
+from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
 
 logger = logging.getLogger(__name__)
 
@@ -194,8 +194,9 @@ def session_answer_submit(
             raise NotFound(f"this {design.item_noun} is not part of your session")
         if assignment.order.index(item.pk) < assignment.position:
             raise Conflict(f"this {design.item_noun} was already answered")
-        if assignment.order[assignment.position] != item.pk:
-            raise Conflict(f"this is not the {design.item_noun} to rate now; reload to continue")
+        expected = assignment.order[assignment.position]
+        if item.pk != expected:
+            raise out_of_order(expected, position=assignment.position, noun=design.item_noun)
         layout = item_layout(item, assignment.order_seed)
         answer = envelope.answer(
             item=item,
@@ -206,16 +207,22 @@ def session_answer_submit(
         )
         answer.save()
         design.store_values(answer=answer, item=item, layout=layout, values=values)
+        answered_at = answered_moment(
+            envelope.answered_at,
+            previous=assignment.last_answered_at or assignment.started_at,
+            now=now,
+        )
         assignment.position += 1
         assignment.last_activity_at = now
+        assignment.last_answered_at = answered_at
         assignment.stalls_total += envelope.stalls
-        changed = ["position", "last_activity_at", "stalls_total"]
+        changed = ["position", "last_activity_at", "last_answered_at", "stalls_total"]
         if assignment.position >= len(assignment.order):
             _finish(assignment, study)
             changed += ["state", "finished_at", "golden_agreement", "eligible_for_next"]
         # a break the session's last answer starts runs on into the next session
         answered = assignment.answered_before + assignment.position
-        if break_until := _break_after(answered, study, now=now):
+        if break_until := _break_after(answered, study, now=answered_at):
             assignment.break_until = break_until
             assignment.breaks_taken += 1
             changed += ["break_until", "breaks_taken"]
@@ -225,10 +232,24 @@ def session_answer_submit(
     return True, assignment
 
 
+def answered_moment(
+    claimed: datetime | None, *, previous: datetime | None, now: datetime
+) -> datetime:
+    """When the server counts an answer as given, the moment a rest break it starts runs
+    from: the page's `claimed` time (answers from the offline window arrive late, and a
+    rater who rested offline has rested), but never before the `previous` answer (or the
+    session's start) nor after the answer's arrival, `now`. A page whose clock is wrong,
+    or an answer held back, cannot move a rest earlier than the answer before it."""
+    moment = claimed or now
+    if previous is not None:
+        moment = max(moment, previous)
+    return min(moment, now)
+
+
 def _break_after(answered: int, rules, *, now: datetime) -> datetime | None:
-    """When the rest break that the rater's `answered`-th answer in the study starts ends
-    (the study's or a RatingPosition's rest_every / rest_seconds), or None when it starts
-    none."""
+    """When the rest break that the rater's `answered`-th answer in the study (given at
+    `now`) starts ends (the study's or a RatingPosition's rest_every / rest_seconds), or
+    None when it starts none."""
     if rules.rest_every and answered % rules.rest_every == 0:
         return now + timedelta(seconds=rules.rest_seconds)
     return None
@@ -286,6 +307,7 @@ WITH moved AS (
     UPDATE annotation_assignment
        SET position = position + 1,
            last_activity_at = %(now)s,
+           last_answered_at = %(answered_at_counted)s,
            stalls_total = stalls_total + %(stalls)s,
            break_until = COALESCE(%(break_until)s::timestamptz, break_until),
            breaks_taken = breaks_taken + %(breaks)s
@@ -342,9 +364,13 @@ def slider_submit_current(
     if position.current is None or answered >= position.length:
         return None
     now = timezone.now()
-    break_until = _break_after(position.answered_before + answered, position, now=now)
+    answered_at = answered_moment(
+        _aware(envelope.answered_at), previous=position.answered_from, now=now
+    )
+    break_until = _break_after(position.answered_before + answered, position, now=answered_at)
     params = {
         "now": now,
+        "answered_at_counted": answered_at,
         "stalls": envelope.stalls,
         "break_until": break_until,
         "breaks": int(break_until is not None),

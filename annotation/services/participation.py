@@ -197,7 +197,7 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
             # A study without qualification videos (or of size 0, or whose videos all
             # failed to transcode) has no test to pass.
             # Videos still being processed are a test not ready yet: the rater waits
-            # (see qualification_next), and is never let through without it.
+            # (see qualification_items), and is never let through without it.
             has_test = (
                 participation.study.qualification_size > 0
                 and Stimulus.objects.filter(

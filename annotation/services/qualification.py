@@ -15,8 +15,8 @@ from annotation.designs import design_of, values_digest
 from annotation.designs.base import Values
 from annotation.errors import Conflict, NotFound, PermissionDenied
 from annotation.models import Answer, Item, Participation, Stimulus
-from annotation.selectors import item_layout, items_by_pk, qualification_drawn
-from annotation.services.answers import Envelope, answer_repeated, layout_ids
+from annotation.selectors import item_layout, items_by_pk, qualification_drawn, window_span
+from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
 
 logger = logging.getLogger(__name__)
 
@@ -69,16 +69,36 @@ def qualification_answers(*, participation: Participation):
     )
 
 
-def qualification_next(participation: Participation) -> tuple[Item | None, Item | None, int, int]:
-    """(the item to answer now, the one after it, answered so far, the test's length)."""
+def _remaining(participation: Participation) -> tuple[list[int], int]:
+    """The attempt's items not answered yet, in the rater's order, and its length."""
     items = qualification_items(participation=participation)
-    answered = qualification_answers(participation=participation).values_list("item_id", flat=True)
-    answered = set(answered)
-    remaining = [pk for pk in items if pk not in answered]
-    found = items_by_pk(remaining[:2])
-    current = found.get(remaining[0]) if remaining else None
-    preload = found.get(remaining[1]) if len(remaining) > 1 else None
-    return current, preload, len(items) - len(remaining), len(items)
+    answered = set(
+        qualification_answers(participation=participation).values_list("item_id", flat=True)
+    )
+    return [pk for pk in items if pk not in answered], len(items)
+
+
+def qualification_progress(participation: Participation) -> tuple[int, int]:
+    """(answered so far, the test's length)."""
+    remaining, length = _remaining(participation)
+    return length - len(remaining), length
+
+
+def qualification_window(
+    participation: Participation,
+) -> tuple[list[Item], Item | None, str, int, int]:
+    """The items the rater's page may hold (the study's window, never past the test's
+    end: its last answer brings the verdict), the one after the current one, what
+    follows the window, answered so far and the test's length."""
+    remaining, length = _remaining(participation)
+    stop, ends = window_span(
+        position=0, length=len(remaining), size=participation.study.window_size
+    )
+    pks = remaining[: max(stop, 2)]
+    found = items_by_pk(pks)
+    upcoming = [found[pk] for pk in pks if pk in found]
+    preload = upcoming[1] if len(upcoming) > 1 else None
+    return upcoming[:stop], preload, ends, length - len(remaining), length
 
 
 def _score_attempt(participation: Participation) -> None:
@@ -136,6 +156,9 @@ def qualification_answer_submit(
         )
         if item.pk in answered:
             raise Conflict(f"this {design.item_noun} was already answered")
+        expected = next(pk for pk in items if pk not in answered)
+        if item.pk != expected:
+            raise out_of_order(expected, position=len(answered), noun=design.item_noun)
         layout = item_layout(item, qualification_seed(participation))
         answer = envelope.answer(
             item=item,

@@ -17,7 +17,7 @@ from annotation.selectors import (
 )
 from annotation.services.answers import answer_repeated, check_envelope, item_by_public_id
 from annotation.services.assignments import session_answer_submit
-from annotation.services.qualification import qualification_answer_submit, qualification_next
+from annotation.services.qualification import qualification_answer_submit, qualification_progress
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def progress_payload(participation: Participation, assignment=_UNKNOWN) -> dict:
         assignment = None
     step = rater_step(participation, assignment)
     if step == "qualification":
-        _, _, position, length = qualification_next(participation)
+        position, length = qualification_progress(participation)
         return {"step": step, "position": position, "length": length, "break_seconds_left": 0}
     if step == "rating" and assignment is None and not sessions_left(participation):
         step = "done"

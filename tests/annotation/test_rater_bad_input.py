@@ -230,3 +230,48 @@ def test_the_viewing_conditions_the_browser_does_not_know_are_stored_as_defaults
         "screen_width": 0,
         "screen_height": 0,
     }
+
+
+# ---------------------------------------------------------------- one shape for every refusal
+
+
+@pytest.mark.parametrize(
+    "body",
+    ['{"client_uuid": ', "not json at all", '{"scores": {"subject": NaN}}', "[Infinity]"],
+)
+def test_a_body_that_is_not_strict_json_is_refused_in_the_documented_shape(body):
+    tiny = tiny_study()
+    client, _ = rater_client()
+    onboard(client, tiny)
+    # when
+    response = client.post(tiny.base + "answers/", body, content_type="application/json")
+    # then
+    assert response.status_code == 400
+    assert set(response.json()) == {"error", "detail"}
+    assert response.json()["error"] == "invalid"
+    assert "JSON" in response.json()["detail"]
+    assert not session_ratings().exists()
+
+
+def test_the_sign_in_csrf_and_method_refusals_have_the_documented_shape():
+    from django.test import Client
+
+    tiny = tiny_study()
+    client, user = rater_client()
+    onboard(client, tiny)
+    anonymous = Client(enforce_csrf_checks=True)
+    signed_in = Client(enforce_csrf_checks=True)
+    signed_in.force_login(user)
+    # when
+    cases = {
+        "not_authenticated": anonymous.get(tiny.base + "next/"),
+        "csrf_failed": signed_in.post(
+            tiny.base + "answers/", "{}", content_type="application/json"
+        ),
+        "method_not_allowed": client.delete(tiny.base + "answers/"),
+    }
+    # then
+    for code, response in cases.items():
+        assert response.status_code in (401, 403, 405), code
+        assert response.json()["error"] == code
+        assert isinstance(response.json()["detail"], str) and response.json()["detail"]

@@ -5,7 +5,6 @@ stuck for good, and an answer sent meanwhile is held back (423), not refused."""
 import pytest
 from django.db import transaction
 
-from annotation.api import rater as rater_api
 from annotation.models import Assignment, Participation, Session, Stimulus, Study
 from annotation.services.admin_actions import assignment_pause, assignment_reopen
 from annotation.services.studies import study_build_sessions
@@ -21,15 +20,6 @@ from tests.annotation.test_rater_flow import rate_session
 from tests.factories import StimulusFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(params=["fast", "drf"])
-def path(request, monkeypatch) -> str:
-    """Each test twice: with the fast path (annotation/api/fast.py), and without it."""
-    if request.param == "drf":
-        monkeypatch.setattr(rater_api, "fast_next", lambda request, slug: None)
-        monkeypatch.setattr(rater_api, "fast_answer", lambda request, slug: None)
-    return request.param
 
 
 def rated_one(**settings):
@@ -62,6 +52,9 @@ def test_a_paused_session_shows_no_item_and_holds_answers_back(path):
         "break_seconds_left": 0,
         "item": None,
         "preload": None,
+        "window": [],
+        "window_ends": None,
+        "rest_seconds": tiny.study.rest_seconds,
         "completion": None,
     }
     assert (state["step"], state["assignment"]["state"], state["completion"]) == (
@@ -169,6 +162,9 @@ def test_no_session_starts_before_its_videos_are_ready():
             "break_seconds_left": 0,
             "item": None,
             "preload": None,
+            "window": [],
+            "window_ends": None,
+            "rest_seconds": tiny.study.rest_seconds,
             "completion": None,
         }
     )

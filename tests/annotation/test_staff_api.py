@@ -224,7 +224,12 @@ def test_an_upload_with_a_label_too_long_for_its_field_is_refused(field, limit):
     )
     # then: a 400 naming the field, not a database error
     assert response.status_code == 400
-    assert response.json() == {field: [f"Ensure this field has no more than {limit} characters."]}
+    refusal = f"Ensure this field has no more than {limit} characters."
+    assert response.json() == {
+        "error": "invalid",
+        "detail": f"{field}: {refusal}",
+        "fields": {field: [refusal]},
+    }
     assert Stimulus.objects.count() == 0
 
 

@@ -52,8 +52,15 @@ def set_sliders(page, value: float | dict) -> None:
         page.locator(f'#sliders input[data-dimension="{key}"]').fill(str(score))
 
 
-def rate(page, value: float | dict) -> str:
-    """Rate the item on screen and wait until the page has moved past it."""
+def delivered(page) -> None:
+    """Wait until the server has every answer the page took (the window lets the page go
+    on before an answer is stored)."""
+    page.wait_for_function("document.querySelector('#rater').dataset.unsent === '0'")
+
+
+def rate(page, value: float | dict, *, wait_delivered: bool = True) -> str:
+    """Rate the item on screen and wait until the page has moved past it (and, unless
+    told otherwise, until the server has the answer)."""
     item = current_item(page)
     set_sliders(page, value)
     page.click("#next")
@@ -62,6 +69,8 @@ def rate(page, value: float | dict) -> str:
                    || document.querySelector('#step-rating').dataset.item !== item""",
         arg=item,
     )
+    if wait_delivered:
+        delivered(page)
     return item
 
 

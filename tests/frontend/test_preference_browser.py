@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotation.models import ItemMember, PreferenceJudgment
-from tests.frontend.rater_browser import agree, enter, wait_step
+from tests.frontend.rater_browser import agree, delivered, enter, wait_step
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -33,6 +33,7 @@ def answer(page, key: str) -> str:
                    || document.querySelector('#step-rating').dataset.item !== item""",
         arg=item,
     )
+    delivered(page)
     return item
 
 
@@ -77,6 +78,7 @@ def test_both_videos_play_before_the_choice_opens_and_keys_answer(
     page.wait_for_function(
         "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
     )
+    delivered(page)
     # then: stored with the sides the rater saw
     judgment = PreferenceJudgment.objects.get(answer__item__public_id=item)
     assert judgment.choice == "equal"
@@ -96,6 +98,10 @@ def test_a_click_answers_and_an_answer_given_offline_is_sent_once_back_online(
     page.click("button.choice[data-choice='right']")
     page.click("#next")
     page.wait_for_selector("#connection:not([hidden])")
+    # then: the page goes on with the next pair of its window
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
     held = page.evaluate(
         "() => Object.keys(localStorage).filter(k => k.startsWith('mosaic:unsent:'))"
         ".flatMap(k => JSON.parse(localStorage.getItem(k)))"
@@ -104,9 +110,7 @@ def test_a_click_answers_and_an_answer_given_offline_is_sent_once_back_online(
     assert not PreferenceJudgment.objects.filter(answer__item__public_id=item).exists()
     # when: the connection comes back
     context.set_offline(False)
-    page.wait_for_function(
-        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
-    )
+    delivered(page)
     # then: stored once, and the queue is empty
     assert PreferenceJudgment.objects.filter(answer__item__public_id=item).count() == 1
     assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "right"

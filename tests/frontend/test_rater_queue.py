@@ -181,6 +181,40 @@ def test_a_lost_sign_in_keeps_the_answer_but_an_api_refusal_does_not(harness):
     assert page.evaluate("window.queue.list()") == []
 
 
+@pytest.mark.parametrize("code", ["not_authenticated", "authentication_failed", "csrf_failed"])
+def test_a_sign_in_refusal_in_the_apis_shape_keeps_the_answer(harness, code):
+    page = harness
+    page.reply((403, {"error": code, "detail": "sign in again"}), (201, {}))
+    summary = page.evaluate(
+        "async () => window.summary(await window.sender.submit(window.answer(1)))"
+    )
+    assert summary == [["stored", "i1"]]
+    assert page.evaluate("window.troubles") == ["signed-out", "ok"]
+
+
+def test_an_answer_out_of_order_lets_the_awaited_one_go_first(harness):
+    """Two answers queued the wrong way round (as two tabs may leave them): the server
+    names the one it waits for, which goes first; an unknown one is a refusal."""
+    page = harness
+    out_of_order = {"error": "out_of_order", "detail": "in order", "expected": "i1"}
+    page.reply((409, out_of_order), (201, {}), (201, {}), (409, {**out_of_order, "expected": "x"}))
+    summary = page.evaluate(
+        """async () => {
+            window.queue.add(window.answer(2));
+            window.queue.add(window.answer(1));
+            const first = window.summary(await window.sender.flush());
+            const second = window.summary(await window.sender.submit(window.answer(3)));
+            return [first, second];
+        }"""
+    )
+    assert summary == [
+        [["reordered", "i2"], ["stored", "i1"], ["stored", "i2"]],
+        [["refused", "i3"]],
+    ]
+    assert [s["body"]["item"] for s in page.seen] == ["i2", "i1", "i2", "i3"]
+    assert page.evaluate("window.queue.list()") == []
+
+
 def test_coming_back_online_retries_at_once(harness):
     page = harness
     page.reply((0, {}), (201, {}))

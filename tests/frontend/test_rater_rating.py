@@ -8,6 +8,7 @@ from tests.frontend.conftest import MARKET
 from tests.frontend.rater_browser import (
     agree,
     current_item,
+    delivered,
     enter,
     finish_tutorial,
     is_golden,
@@ -95,21 +96,20 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
         "auto",
         False,
     ]
-    assert video.get_attribute("poster").endswith(f"/media/p/{item}/")
+    assert video.get_attribute("poster")  # the poster, downloaded or from its URL
     assert page.locator('[data-field="action"]').inner_text() == "Arranging Flowers"
     assert page.locator('[data-field="prompt"]').inner_text() == "A girl arranges daisies."
     labels = page.locator("#sliders .dimension-label").all_inner_texts()
     assert labels == ["Subject quality", "Action completeness", "Action-scene interaction"]
     assert page.locator("#sliders .anchor-low").all_inner_texts() == ["Bad"] * 3
     assert page.locator("#sliders .anchor-high").all_inner_texts() == ["Excellent"] * 3
-    # the next item is already loading, and is the element that will be shown
-    preloaded = page.locator("#preload video")
-    assert preloaded.get_attribute("data-item") == order[1]
-    assert preloaded.get_attribute("preload") == "auto"
-    preloaded.evaluate(  # it buffers while the current item plays
-        "v => new Promise(ok => v.readyState >= 3 ? ok() : v.addEventListener('canplay', ok))"
+    # the window's items are downloaded ahead: the next one plays from its copy
+    page.wait_for_function(
+        """() => {
+            const [ready, held] = document.querySelector('#rater').dataset.ahead.split('/');
+            return Number(held) > 1 && ready === held;
+        }"""
     )
-    preloaded.evaluate("v => { v.dataset.marker = 'preloaded'; }")
     # sliders are empty: no value until moved, and Next waits for all three
     sliders = page.locator("#sliders input[type=range]")
     assert [sliders.nth(i).get_attribute("data-untouched") for i in range(3)] == [""] * 3
@@ -121,7 +121,8 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
     page.click("#next")
     # then
     page.wait_for_selector(f'#step-rating[data-item="{order[1]}"]')
-    assert page.locator("#stage video").get_attribute("data-marker") == "preloaded"
+    assert page.locator("#stage video").get_attribute("src").startswith("blob:")
+    delivered(page)
     assert page.locator("#progress-text").inner_text() == "1 / 8"
     assert page.locator("#progress").evaluate("p => [p.value, p.max]") == [1, 8]
     stored = dict(
@@ -174,6 +175,7 @@ def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
     page.wait_for_function(
         "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
     )
+    delivered(page)
     ratings = session_ratings().filter(stimulus__public_id=item)
     assert dict(ratings.values_list("dimension__key", "score")) == {
         "subject": 51.0,

@@ -28,11 +28,16 @@ def rater_with_session(tiny):
     return browser, body["item"]
 
 
-def test_a_rater_streams_their_current_video_with_ranges():
+def rater_with_videos():
+    """A rater at the first item of a session whose videos all have a rendition."""
     tiny = tiny_study()
     for stimulus in tiny.study.stimuli.all():
         with_rendition(stimulus)
-    browser, item = rater_with_session(tiny)
+    return rater_with_session(tiny)
+
+
+def test_a_rater_streams_their_current_video_with_ranges():
+    browser, item = rater_with_videos()
     # whole file
     whole = browser.get(item["video_url"])
     assert whole.status_code == 200 and whole["Accept-Ranges"] == "bytes"
@@ -81,10 +86,7 @@ def test_nobody_else_can_fetch_a_video():
 )
 def test_a_sessions_videos_are_served_only_while_it_goes_on(state, status):
     # given: a rater's session, in each state
-    tiny = tiny_study()
-    for stimulus in tiny.study.stimuli.all():
-        with_rendition(stimulus)
-    browser, item = rater_with_session(tiny)
+    browser, item = rater_with_videos()
     Assignment.objects.update(state=state)
     # when
     response = browser.get(item["video_url"])
@@ -227,3 +229,55 @@ def test_in_production_nginx_serves_the_file_for_get_and_head(settings, method):
     assert response["X-Accel-Redirect"] == f"/protected-media/{stimulus.rendition.name}"
     assert response["Content-Type"] == "video/mp4"
     assert response.content == b""
+
+
+# ---------------------------------------------------------------- caching
+
+
+def test_a_video_is_cached_long_and_revalidated_by_its_etag():
+    browser, item = rater_with_videos()
+    # when
+    first = browser.get(item["video_url"])
+    # then: immutable per URL, private to the rater
+    etag, modified = first["ETag"], first["Last-Modified"]
+    assert etag.startswith('"') and modified
+    assert first["Cache-Control"] == "private, max-age=31536000, immutable"
+    # when: asked again with what the browser holds
+    again = browser.get(item["video_url"], HTTP_IF_NONE_MATCH=etag)
+    since = browser.get(item["video_url"], HTTP_IF_MODIFIED_SINCE=modified)
+    # then: 304 without a body, with the validators
+    for response in (again, since):
+        assert response.status_code == 304
+        assert response["ETag"] == etag
+        assert response["Cache-Control"] == "private, max-age=31536000, immutable"
+    assert browser.get(item["video_url"], HTTP_IF_NONE_MATCH='"other"').status_code == 200
+
+
+def test_a_range_is_served_only_while_if_range_still_names_the_file():
+    browser, item = rater_with_videos()
+    whole = browser.get(item["video_url"])
+    etag, modified = whole["ETag"], whole["Last-Modified"]
+    # when: resuming a download of the same file, by ETag or by date
+    by_etag = browser.get(item["video_url"], HTTP_RANGE="bytes=100-", HTTP_IF_RANGE=etag)
+    by_date = browser.get(item["video_url"], HTTP_RANGE="bytes=100-", HTTP_IF_RANGE=modified)
+    # then: the rest of it
+    for response in (by_etag, by_date):
+        assert response.status_code == 206
+        assert b"".join(response.streaming_content) == BYTES[100:]
+    # when: the file the browser held has changed (another validator, or a weak one)
+    for stale in ('"0-0"', f"W/{etag}", "Tue, 01 Jan 2030 00:00:00 GMT"):
+        response = browser.get(item["video_url"], HTTP_RANGE="bytes=100-", HTTP_IF_RANGE=stale)
+        # then: the whole current file, never a piece of another one
+        assert response.status_code == 200, stale
+        assert b"".join(response.streaming_content) == BYTES
+
+
+def test_in_production_nginx_answers_the_validators(settings):
+    """nginx sends the file (X-Accel-Redirect): its location sets the cache headers."""
+    from pathlib import Path
+
+    conf = (Path(settings.BASE_DIR) / "deploy" / "nginx.conf").read_text()
+    location = conf[conf.index("location /protected-media/") :]
+    location = location[: location.index("}")]
+    assert "etag on;" in location
+    assert 'add_header Cache-Control "private, max-age=31536000, immutable";' in location

@@ -18,11 +18,13 @@ import {
   AnswerSender,
   ApiError,
   browserStorage,
+  clock,
   newUuid,
   request,
   withRetry,
 } from "./rater_queue.js";
 import { Slider, makeVideo } from "./rater_controls.js";
+import { MediaStore, mediaUrls } from "./rater_window.js";
 
 // ---------------------------------------------------------------- 1. config and helpers
 
@@ -63,8 +65,12 @@ function notice(text) {
   box.hidden = !text;
 }
 
+let connectionLost = false;
+const WAITING_AFTER_MS = 1500;
+
 /** The banner for a transient failure (null: all is well again). */
 function trouble(error) {
+  connectionLost = Boolean(error);
   const box = $("#connection");
   box.textContent = error ? t(error.signedOut ? "signed_out" : "connection_lost") : "";
   box.hidden = !error;
@@ -91,6 +97,7 @@ const sender = new AnswerSender({
   onTrouble: trouble,
   onRefused: (outcome) =>
     notice(t("answer_refused", { detail: outcome.body.detail || outcome.body.error })),
+  onChange: (unsent) => ($("#rater").dataset.unsent = String(unsent)),
 });
 
 // ---------------------------------------------------------------- 3. steps
@@ -121,9 +128,9 @@ async function route(step, body) {
 
 /** Ask the server what comes now, after sending anything still unsent. */
 async function advance() {
-  await sender.flush();
+  await whileWaiting(sender.flush());
   return routeSafely(async () => {
-    const body = await api.get("next");
+    const body = await whileWaiting(api.get("next"));
     return route(body.step, body);
   });
 }
@@ -254,28 +261,43 @@ function tutorialPair(pair, dimension, index) {
 
 // rating (qualification and sessions alike): the design's widget shows the item and
 // takes the answer's values; the page adds the envelope (id, times, telemetry).
+//
+// The window (docs/rater-api.md): the server sends the items the page may answer without
+// asking it again, and their media are downloaded ahead (rater_window.js). Within the
+// window the page goes on at once after an answer, online or offline; the answers wait
+// in the queue and go out in order. At the window's end the server decides what comes
+// (more items, a test's verdict, the golden gate), but for a rest break, which the page
+// counts down itself so that a rater without a connection rests too.
 
 let rating = null; // the item on screen: {item, kind, widget, shownAt, submitting}
 let Widget = null; // the design's widget class, imported once
+let win = null; // {items, ends, restSeconds, preload, kind, position, length}; items[0] is shown
 
-function preloadNext(next) {
-  const holder = $("#preload");
-  if (!next) return holder.replaceChildren();
-  const wanted = next.media.filter((m) => !$(`video[data-item="${m.id}"]`, holder));
-  holder.replaceChildren(
-    ...[...holder.querySelectorAll("video")].filter((v) =>
-      next.media.some((m) => m.id === v.dataset.item),
-    ),
-    ...wanted.map((media) => makeVideo(media)),
-  );
+const media = new MediaStore({ onChange: () => showAhead() });
+
+/** `#rater[data-ahead]`: "downloaded/held" items of the window (for tests and support). */
+function showAhead() {
+  const items = win ? win.items : [];
+  const ready = items.filter((item) => media.has(mediaUrls(item))).length;
+  $("#rater").dataset.ahead = `${ready}/${items.length}`;
 }
 
-/** The preloaded element when it is this video (it has buffered already), else a new one. */
-function takeVideo(media) {
-  const video = $(`#preload video[data-item="${media.id}"]`) || makeVideo(media);
-  if (media.width) video.width = media.width; // native size: never scaled
-  if (media.height) video.height = media.height;
-  video.poster = media.poster_url || "";
+function holdMedia() {
+  const items = win ? [...win.items] : [];
+  if (win?.preload && !items.some((item) => item.id === win.preload.id)) items.push(win.preload);
+  media.keep(items.flatMap(mediaUrls));
+  showAhead();
+}
+
+/** The video element of a media entry, from its downloaded copy when there is one. */
+function takeVideo(entry) {
+  const video = makeVideo({
+    ...entry,
+    video_url: media.source(entry.video_url),
+    poster_url: media.source(entry.poster_url),
+  });
+  if (entry.width) video.width = entry.width; // native size: never scaled
+  if (entry.height) video.height = entry.height;
   return video;
 }
 
@@ -293,24 +315,42 @@ async function loadWidget() {
   return Widget;
 }
 
+/** The server's next/ answer: its window replaces the page's. */
 async function showItem(body) {
-  const item = body.item;
-  if (!item) {
+  if (!body.item) {
+    win = null;
+    holdMedia();
     const reason = body.step === "qualification" ? "qualification_not_ready" : "nothing_to_rate";
     return showWaiting(reason);
   }
+  win = {
+    items: body.window?.length ? [...body.window] : [body.item],
+    ends: body.window_ends || "end",
+    restSeconds: body.rest_seconds || 0,
+    preload: body.preload,
+    kind: body.step,
+    position: body.position,
+    length: body.length,
+  };
+  holdMedia();
+  return showCurrent();
+}
+
+/** Show the window's first item. */
+async function showCurrent() {
+  const item = win.items[0];
   const WidgetClass = await loadWidget();
   showStep("rating");
   const section = $("#step-rating");
-  Object.assign(section.dataset, { item: item.id, position: body.position, kind: body.step });
+  Object.assign(section.dataset, { item: item.id, position: win.position, kind: win.kind });
   delete section.dataset.ready;
   field(section, "title").textContent =
-    body.step === "qualification" ? t("qualification_title") : t("rating_title");
-  showProgress(body);
+    win.kind === "qualification" ? t("qualification_title") : t("rating_title");
+  showProgress(win);
 
   const mount = fromTemplate("widget-template");
   $("#widget").replaceChildren(mount);
-  const current = { item, kind: body.step, submitting: false };
+  const current = { item, kind: win.kind, submitting: false };
   const refresh = () => {
     if (!current.widget) return;
     if (current.widget.watched) section.dataset.ready = "";
@@ -327,14 +367,13 @@ async function showItem(body) {
     onChange: refresh,
     onProblem: () => notice(t("video_failed")),
   });
-  preloadNext(body.preload);
   $("#next").textContent = t("next");
   $("#rating-form").onsubmit = (event) => {
     event.preventDefault();
     submitRating();
   };
   refresh();
-  current.shownAt = new Date().toISOString();
+  current.shownAt = clock.iso();
   rating = current;
   leaving.push(() => {
     current.widget.stop();
@@ -353,21 +392,82 @@ async function submitRating() {
   rating.submitting = true;
   rating.refresh();
   notice("");
-  $("#next").textContent = t("sending");
+  const answeredAt = performance.now();
   const answer = {
     client_uuid: newUuid(),
     item: item.id,
     ...widget.values(),
     shown_at: shownAt,
-    answered_at: new Date().toISOString(),
+    answered_at: clock.iso(),
     ...widget.telemetry(),
   };
   widget.stop();
   // Queued before the first byte leaves: a reload or a crash loses nothing.
-  const outcomes = await sender.submit(answer);
+  const delivery = sender.submit(answer);
+  const last = win.position + 1 >= win.length;
+  if (win.items.length > 1) {
+    win.items.shift();
+    win.position += 1;
+    holdMedia();
+    delivery.then(afterDelivery);
+    return showCurrent();
+  }
+  if (win.ends === "break" && kind === "rating" && !last) {
+    delivery.then(afterDelivery);
+    return showBreak(win.restSeconds, answeredAt);
+  }
+  $("#next").textContent = t("sending");
+  const outcomes = await whileWaiting(delivery);
   const mine = outcomes.find((o) => o.answer.client_uuid === answer.client_uuid);
   if (mine?.kind === "stored") return afterStored(mine.body, kind);
-  return advance(); // refused (the notice says why) or on break: the server decides
+  return advance(); // refused (the notice says why) or held back: the server decides
+}
+
+/** An answer sent from the window: a refusal or a hold sends the page back to the
+ * server, which decides what comes now; otherwise the window is topped up. */
+function afterDelivery(outcomes) {
+  if (outcomes.some((o) => o.kind === "refused" || o.kind === "held")) return advance();
+  return topUp();
+}
+
+let toppingUp = false;
+
+/** Ask for the window again once the server has every answer: it grows back to its
+ * size, and the page learns of a pause or another device's answers. */
+async function topUp() {
+  if (toppingUp || !win || currentStep !== "rating" || sender.queue.list().length) return;
+  toppingUp = true;
+  const asked = win;
+  const position = win.position;
+  try {
+    const { body } = await request("GET", config.api.next);
+    if (win !== asked || win.position !== position || sender.queue.list().length) return;
+    const same = body.step === win.kind && body.item?.id === win.items[0].id;
+    if (!same) return route(body.step, body);
+    Object.assign(win, {
+      items: body.window?.length ? [...body.window] : [body.item],
+      ends: body.window_ends || "end",
+      preload: body.preload,
+      restSeconds: body.rest_seconds || 0,
+    });
+    holdMedia();
+  } catch {
+    // offline or refused: the next answer's delivery asks again
+  } finally {
+    toppingUp = false;
+  }
+}
+
+/** Wait for `promise`; when the connection is gone and it takes long, say so. */
+async function whileWaiting(promise) {
+  const timer = setTimeout(() => {
+    if (connectionLost) showWaiting("window_end");
+  }, WAITING_AFTER_MS);
+  try {
+    return await promise;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A milestone the rater should see before going on; otherwise ask for the next item. */
@@ -413,12 +513,14 @@ document.addEventListener("keydown", (event) => {
 
 // break
 
-function showBreak(seconds) {
+/** A rest of `seconds` from `from` (a performance.now() value: no change of the
+ * computer's clock shortens it); the server still decides when it is over. */
+function showBreak(seconds, from = performance.now()) {
   showStep("break");
-  const deadline = Date.now() + Math.max(1, seconds) * 1000;
+  const deadline = from + Math.max(1, seconds) * 1000;
   const countdown = $("#break-countdown");
   const render = () => {
-    const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+    const left = Math.max(0, Math.ceil((deadline - performance.now()) / 1000));
     countdown.textContent = t("break_left", {
       minutes: Math.floor(left / 60),
       seconds: String(left % 60).padStart(2, "0"),
@@ -484,6 +586,7 @@ function showFinished(step, completion) {
 // ---------------------------------------------------------------- 4. start
 
 async function start() {
+  $("#rater").dataset.unsent = String(sender.queue.list().length);
   await sender.flush(); // an answer saved before a reload goes first, or it would be shown again
   await routeSafely(async () => {
     state = await api.get("state");

@@ -3,18 +3,22 @@
 // Every answer carries a client_uuid and is written to localStorage BEFORE it is sent; it
 // leaves the queue only when the server has answered for good:
 //   201/200 stored (a repeat of the same client_uuid answers 200: nothing is doubled);
+//   409 out_of_order: the server waits for an earlier item; when the queue holds its
+//     answer, that one goes first and the rest follow in order; otherwise final;
 //   409 and other 4xx API refusals: final, dropped, the server's message shown;
 //   423 (on_break, paused, study_not_running): held back for now, not refused: kept, and
 //   sent again later (after the break, when the team resumes the session or the study).
 // A network error, a 5xx, or a lost sign-in (a bare 401/403 without an API error code) is
 // transient: retried with exponential backoff (1 s doubling to 30 s) and at once when the
 // browser comes back online. Answers are sent one at a time, oldest first, because the
-// server accepts only the item it is waiting for.
+// server accepts only the item it is waiting for; with the offline window the queue may
+// hold several.
 //
 // No DOM here: the page passes callbacks for what the rater should see.
 
 export const RETRY_FIRST_MS = 1000;
 export const RETRY_MAX_MS = 30000;
+const SIGNED_OUT = new Set(["not_authenticated", "authentication_failed", "csrf_failed"]);
 
 /** A final refusal by the server: `{error, detail}` with a 4xx status. */
 export class ApiError extends Error {
@@ -36,6 +40,7 @@ export class TransientError extends Error {
 /** One JSON call; resolves `{status, body}` for 2xx, throws ApiError or TransientError. */
 export async function request(method, url, { csrfToken, payload } = {}) {
   let response;
+  const sent = performance.now();
   try {
     response = await fetch(url, {
       method,
@@ -51,6 +56,7 @@ export async function request(method, url, { csrfToken, payload } = {}) {
   } catch (error) {
     throw new TransientError(String(error));
   }
+  clock.observe(response.headers.get("Date"), sent, performance.now());
   let body = null;
   try {
     body = await response.json();
@@ -61,16 +67,42 @@ export async function request(method, url, { csrfToken, payload } = {}) {
   if (response.status >= 500 || response.status === 408 || response.status === 429) {
     throw new TransientError(`HTTP ${response.status}`);
   }
-  // API refusals carry an `error` code; a bare 401/403 is the sign-in or the CSRF cookie
-  // gone, which the rater can repair without losing what is queued.
-  if (typeof body?.error !== "string" && (response.status === 401 || response.status === 403)) {
+  // A 401/403 that says the sign-in or the CSRF cookie is gone (or says nothing: not the
+  // API's answer) is repaired by signing in again, without losing what is queued.
+  if (
+    (response.status === 401 || response.status === 403) &&
+    (typeof body?.error !== "string" || SIGNED_OUT.has(body.error))
+  ) {
     throw new TransientError(`HTTP ${response.status}`, { signedOut: true });
   }
   throw new ApiError(response.status, body);
 }
 
+/** The server's clock as the page knows it, for the times an answer carries (rest breaks
+ * run from them: docs/rater-api.md). Monotonic, from performance.now(), which no change
+ * of the computer's clock moves, plus the offset to the server's Date header. */
+export const clock = {
+  offset: 0,
+
+  /** A response's Date header (whole seconds, cut down) read between `sent` and
+   * `received` (performance.now() values). */
+  observe(dateHeader, sent, received) {
+    const server = Date.parse(dateHeader || "");
+    if (Number.isNaN(server)) return;
+    this.offset = server + 500 - (performance.timeOrigin + (sent + received) / 2);
+  },
+
+  now() {
+    return performance.timeOrigin + performance.now() + this.offset;
+  },
+
+  iso() {
+    return new Date(this.now()).toISOString();
+  },
+};
+
 /** Resolves after `ms`, or earlier when the browser comes back online. */
-function waitForRetry(ms) {
+export function waitForRetry(ms) {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -154,6 +186,16 @@ export class AnswerQueue {
     this.save(items);
   }
 
+  /** Move the answer to `item` to the front; false when none is queued. */
+  first(item) {
+    const items = this.list();
+    const index = items.findIndex((answer) => answer.item === item);
+    if (index < 0) return false;
+    items.unshift(...items.splice(index, 1));
+    this.save(items);
+    return true;
+  }
+
   remove(clientUuid) {
     this.save(this.list().filter((item) => item.client_uuid !== clientUuid));
   }
@@ -165,10 +207,18 @@ export class AnswerQueue {
 }
 
 /** Sends the queue's answers; `flush()` resolves with one outcome per answer it handled:
- * `{kind: "stored" | "refused" | "held", answer, body}`. */
+ * `{kind: "stored" | "refused" | "held" | "reordered", answer, body}`. */
 export class AnswerSender {
-  constructor({ queue, url, csrfToken, onTrouble = () => {}, onRefused = () => {} }) {
-    Object.assign(this, { queue, url, csrfToken, onTrouble, onRefused });
+  /** `onChange(unsent)` is called whenever the queue grows or shrinks. */
+  constructor({
+    queue,
+    url,
+    csrfToken,
+    onTrouble = () => {},
+    onRefused = () => {},
+    onChange = () => {},
+  }) {
+    Object.assign(this, { queue, url, csrfToken, onTrouble, onRefused, onChange });
     this.draining = null;
     window.addEventListener("online", () => {
       if (this.queue.list().length) this.flush();
@@ -178,6 +228,7 @@ export class AnswerSender {
   /** Queue `answer` (before anything is sent) and send everything queued. */
   submit(answer) {
     this.queue.add(answer);
+    this.onChange(this.queue.list().length);
     return this.flush();
   }
 
@@ -193,6 +244,7 @@ export class AnswerSender {
       const [answer] = this.queue.list();
       if (!answer) return outcomes;
       const outcome = await withRetry(() => this.deliver(answer), { onTrouble: this.onTrouble });
+      this.onChange(this.queue.list().length);
       outcomes.push(outcome);
       if (outcome.kind === "refused") this.onRefused(outcome);
       if (outcome.kind === "held") return outcomes; // kept, with those after it, for later
@@ -210,6 +262,9 @@ export class AnswerSender {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status === 423) return { kind: "held", answer, body: error.body };
+      if (error.body.error === "out_of_order" && this.queue.first(error.body.expected)) {
+        return { kind: "reordered", answer, body: error.body };
+      }
       this.queue.remove(answer.client_uuid);
       return { kind: "refused", answer, body: error.body };
     }
