@@ -12,6 +12,8 @@ from annotation.models import (
     ItemMember,
     Participation,
     Payment,
+    PreferenceSettings,
+    RankingSettings,
     Rater,
     Rating,
     Session,
@@ -25,6 +27,22 @@ from annotation.services.studies import study_build_sessions
 class DimensionInline(admin.TabularInline):
     model = Dimension
     extra = 0
+
+
+class PreferenceSettingsInline(admin.StackedInline):
+    model = PreferenceSettings
+    can_delete = False
+    max_num = 1
+
+
+class RankingSettingsInline(admin.StackedInline):
+    model = RankingSettings
+    can_delete = False
+    max_num = 1
+
+
+# A study's design settings, shown in its page for the study's design only.
+DESIGN_INLINES = {"preference": PreferenceSettingsInline, "ranking": RankingSettingsInline}
 
 
 @admin.register(Study)
@@ -43,6 +61,11 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [DimensionInline]
+
+    def get_inlines(self, request, obj):
+        design = DESIGN_INLINES.get(getattr(obj, "design", ""))
+        return [*self.inlines, design] if design else self.inlines
+
     fieldsets = (
         (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),
         (

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from annotation.designs.base import Design, Gate, QualificationScore, values_digest
 from annotation.designs.preference import PREFERENCE
+from annotation.designs.ranking import RANKING
 from annotation.designs.slider import SLIDER
 
-DESIGNS: dict[str, Design] = {design.key: design for design in (SLIDER, PREFERENCE)}
+DESIGNS: dict[str, Design] = {design.key: design for design in (SLIDER, PREFERENCE, RANKING)}
 
 
 def design_choices() -> list[tuple[str, str]]:

@@ -1,5 +1,6 @@
 from annotation.models.item import Item, ItemMember
 from annotation.models.preference import PreferenceJudgment, PreferenceSettings
+from annotation.models.ranking import RankingPlacement, RankingSettings
 from annotation.models.rating import Answer, Payment, Rating
 from annotation.models.session import Assignment, Participation, Rater, Session, SessionItem
 from annotation.models.stimulus import ExpertScore, Stimulus, TutorialPair
@@ -17,6 +18,8 @@ __all__ = [
     "Payment",
     "PreferenceJudgment",
     "PreferenceSettings",
+    "RankingPlacement",
+    "RankingSettings",
     "Rater",
     "Rating",
     "Session",

@@ -91,42 +91,27 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     if existing is not None:
         return existing
     from annotation.designs.preference import settings_of
-    from annotation.services.studies import study_build_sessions, study_create
-    from annotation.services.study_import import study_import_manifest
-    from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
+    from frontend.demo.common import compared_demo_create
+
+    def configure(study: Study) -> None:
+        preference = settings_of(study)
+        preference.judgments_per_pair = 3
+        preference.bootstrap = 300
+        preference.save()
 
     clip_dir.mkdir(parents=True, exist_ok=True)
-    manifest = _write_manifest(clip_dir)
-    study = study_create(
-        name="Side-by-side preference demo",
+    return compared_demo_create(
         slug=SLUG,
+        name="Side-by-side preference demo",
         design="preference",
-        session_size=100,
-        golden_per_session=2,
-        rest_every=10,
-        rest_seconds=30,
-        qualification_size=2,
-        qualification_pass_share=1.0,
-        payment_per_session="2.00",
         instructions=(
             "Each task shows two short videos of the same scene made by two different "
             "video generators. Watch both to the end, then choose the one of higher "
             "quality, or “Equally good/bad”."
         ),
-        consent_text=(
-            "Your answers are stored under a pseudonymous id and used for research on video "
-            "quality. You may stop at any time."
-        ),
+        manifest=_write_manifest(clip_dir),
+        configure=configure,
     )
-    preference = settings_of(study)
-    preference.judgments_per_pair = 3
-    preference.bootstrap = 300
-    preference.save()
-    study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
-    study_build_sessions(study=study)
-    Study.objects.filter(pk=study.pk).update(state=Study.State.RUNNING)
-    study.refresh_from_db()
-    return study
 
 
 # The simulated raters: how often they say "equal", how much they favour the left side.

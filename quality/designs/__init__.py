@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from quality.designs.base import Analysis, Computed
 from quality.designs.preference import PREFERENCE_ANALYSIS
+from quality.designs.ranking import RANKING_ANALYSIS
 from quality.designs.slider import SLIDER_ANALYSIS
 
 ANALYSES: dict[str, Analysis] = {
-    analysis.key: analysis for analysis in (SLIDER_ANALYSIS, PREFERENCE_ANALYSIS)
+    analysis.key: analysis for analysis in (SLIDER_ANALYSIS, PREFERENCE_ANALYSIS, RANKING_ANALYSIS)
 }
 
 

@@ -11,7 +11,7 @@ from annotation.designs.preference import settings_of
 from annotation.models import Study
 from quality import export, plots_preference
 from quality.designs.base import Analysis, Computed
-from quality.designs.common import selection_summary
+from quality.designs.common import finished, with_screened
 from quality.export import Export, csv_lines, provenance_export, rater_statistics_lines
 from quality.selectors import JUDGMENTS_COLUMNS, judgments_frame, study_exclusions
 from quality.stats.exclusions import (
@@ -20,7 +20,6 @@ from quality.stats.exclusions import (
     PRE_ANALYSIS_RULES,
     Exclusion,
     ExclusionIndex,
-    count_ratings,
 )
 from quality.stats.preference import (
     PAIR_COLUMNS,
@@ -83,28 +82,14 @@ def execute(*, run) -> Computed:
         )
     result = analyse(counted, settings=PreferenceSettings(**run.settings_snapshot))
     screened = _screened(result.exclusions)
-    by_rater = {e.rater_id: e.rule for e in screened}
-    rules = rules.copy()
-    for i, rater in enumerate(judgments["rater_id"]):
-        if not rules[i] and rater in by_rater:
-            rules[i] = by_rater[rater]
-    exclusions = count_ratings(
-        [*exclusions, *screened], judgments["rater_id"], judgments["session_id"], rules
-    )
+    exclusions = with_screened(exclusions, screened, rows=judgments, rules=rules)
     summary = result.summary_dict()
     summary["scale"] = result.scale.to_dict(orient="records")
     summary["pairs"] = result.pairs.to_dict(orient="records")
-    summary["exclusions"] = [e.as_dict() for e in exclusions]
-    summary["excluded_ratings"] = {
-        rule: sum(e.ratings for e in exclusions if e.rule == rule) for rule in RULES_APPLIED
-    }
-    summary["selection"] = selection_summary(study=study, exclusions=exclusions)
-    return Computed(
-        summary=summary,
-        exclusions=summary["exclusions"],
-        ratings_count=len(judgments),
-        code_version=PREFERENCE_VERSION,
-    )
+    return finished(
+        study=study, summary=summary, exclusions=exclusions, rules=RULES_APPLIED,
+        rows=len(judgments), version=PREFERENCE_VERSION,
+    )  # fmt: skip
 
 
 def _judgments_lines(*, study: Study, run) -> object:

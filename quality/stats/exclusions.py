@@ -33,6 +33,7 @@ LINE_CLICKER = "line_clicker"
 # The screening rules of the other designs' analyses (quality.stats.preference, ...).
 POSITION_BIAS = "position_bias"
 DISAGREES_WITH_MAJORITY = "disagrees_with_majority"
+RANDOM_RANKER = "mean_tau_loo_not_above_0"  # quality.stats.ranking.screening's rule
 RULES = (
     ADMIN_EXCLUDED_RATER,
     ADMIN_EXCLUDED_SESSION,
@@ -40,6 +41,7 @@ RULES = (
     LINE_CLICKER,
     POSITION_BIAS,
     DISAGREES_WITH_MAJORITY,
+    RANDOM_RANKER,
 )
 RULE_LABELS = {
     ADMIN_EXCLUDED_RATER: "rater excluded by an admin",
@@ -48,6 +50,7 @@ RULE_LABELS = {
     LINE_CLICKER: "line clicker (found by the run)",
     POSITION_BIAS: "always the same side (found by the run)",
     DISAGREES_WITH_MAJORITY: "disagrees with the majority (found by the run)",
+    RANDOM_RANKER: "ranks at random: no agreement with the consensus (found by the run)",
 }
 # Rules decided outside the analysis, from the study's state: they are what a run reads
 # before it starts, and what makes an earlier run out of date when they change.

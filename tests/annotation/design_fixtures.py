@@ -15,11 +15,11 @@ from tests.factories import StimulusFactory, make_study
 CONDITIONS = ("model-a", "model-b", "model-c")
 
 
-def tiny_preference_study(*, contents: int = 2, **settings) -> TinyStudy:
-    """Three conditions on `contents` contents (3 pairs x contents regular items), two
-    golden pairs and two qualification pairs (a best and a worst video each)."""
+def running_study(*, design: str, **settings) -> Study:
+    """A running study of the design with two golden items a session and a two-item
+    qualification test, open to every signed-in rater; `settings` override."""
     defaults = dict(
-        design="preference",
+        design=design,
         session_size=100,
         golden_per_session=2,
         rest_every=0,
@@ -30,7 +30,13 @@ def tiny_preference_study(*, contents: int = 2, **settings) -> TinyStudy:
         state=Study.State.RUNNING,
         open_to_signed_in=True,
     )
-    study = make_study(**{**defaults, **settings})
+    return make_study(**{**defaults, **settings})
+
+
+def tiny_preference_study(*, contents: int = 2, **settings) -> TinyStudy:
+    """Three conditions on `contents` contents (3 pairs x contents regular items), two
+    golden pairs and two qualification pairs (a best and a worst video each)."""
+    study = running_study(design="preference", **settings)
     for content in range(contents):
         for condition in CONDITIONS:
             StimulusFactory(study=study, condition=condition, content=f"c{content}")
@@ -53,8 +59,37 @@ def tiny_preference_study(*, contents: int = 2, **settings) -> TinyStudy:
     return TinyStudy(study, golden, qualification)
 
 
+def tiny_ranking_study(*, contents: int = 2, **settings) -> TinyStudy:
+    """Three conditions on `contents` prompts, ranked for VGA-Bench's two criteria (an
+    item per prompt and criterion); two golden and two qualification prompts, each with
+    a clearly best, a middling and a clearly worst video."""
+    study = running_study(design="ranking", **settings)
+    for content in range(contents):
+        for condition in CONDITIONS:
+            StimulusFactory(study=study, condition=condition, content=f"p{content}")
+    golden, qualification = [], []
+    for role, made in (
+        (Stimulus.Role.GOLDEN, golden),
+        (Stimulus.Role.QUALIFICATION, qualification),
+    ):
+        for content in range(2):
+            for expected in ("best", "", "worst"):
+                made.append(
+                    StimulusFactory(
+                        study=study, role=role, content=f"{role}{content}", expected=expected
+                    )
+                )
+    study_build_sessions(study=study)
+    return TinyStudy(study, golden, qualification)
+
+
 def tiny_of(design: str, **settings) -> TinyStudy:
-    return tiny_study(**settings) if design == "slider" else tiny_preference_study(**settings)
+    makers = {
+        "slider": tiny_study,
+        "preference": tiny_preference_study,
+        "ranking": tiny_ranking_study,
+    }
+    return makers[design](**settings)
 
 
 @dataclass(frozen=True)
@@ -74,6 +109,8 @@ class Answerer:
             keys = ("subject", "completeness", "interaction")
             score = {k: experts.get(k, 50.0) for k in keys}
             return {"scores": score if right else {k: 100.0 - v for k, v in score.items()}}
+        if self.design == "ranking":
+            return self.ranking(item, right=right)
         best = (
             ItemMember.objects.filter(item__public_id=item["id"], expected="best")
             .values_list("stimulus__public_id", flat=True)
@@ -84,6 +121,22 @@ class Answerer:
         best_side = "left" if item["left"]["id"] == str(best) else "right"
         other = "right" if best_side == "left" else "left"
         return {"choice": best_side if right else other}
+
+    @staticmethod
+    def ranking(item: dict, *, right: bool = True) -> dict:
+        """The videos best first as a golden item expects them (or the other way round);
+        a regular item's in the order shown. Every video played."""
+        expected = dict(
+            ItemMember.objects.filter(item__public_id=item["id"]).values_list(
+                "stimulus__public_id", "expected"
+            )
+        )
+        place = {"best": 0, "": 1, "worst": 2}
+        shown = [media["id"] for media in item["media"]]
+        order = sorted(shown, key=lambda video: place[expected[uuid.UUID(video)]])
+        if not right:
+            order.reverse()
+        return {"ranking": order, "played": shown}
 
     def answer(self, item: dict, *, right: bool = True, **extra) -> dict:
         return {

@@ -4,6 +4,7 @@ from django.core.management import call_command
 
 from annotation.designs import DESIGNS
 from annotation.models import Answer, Rater, Stimulus, Study, TutorialPair
+from frontend.demo.simulate import finished_run
 from media_pipeline.models import MetricScore
 from quality.models import AnalysisRun
 
@@ -47,10 +48,19 @@ def test_demo_study_is_ready_to_rate(
     scale = AnalysisRun.objects.get(study__slug="preference-demo").summary["scale"]
     ranked = [row["condition"] for row in sorted(scale, key=lambda row: row["rank"])]
     assert ranked == ["Crisp", "Soft", "Grainy", "Blocky"]  # the models' visible quality
+    ranking = AnalysisRun.objects.get(study__slug="ranking-demo").summary
+    for question in ("aesthetics", "text_consistency"):
+        assert ranking["kemeny"][question]["*"]["order"][0] == "Crisp"
     # and running it again changes nothing
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20
     assert AnalysisRun.objects.count() == Study.objects.count()
+    # and a run of the ranking demo once its videos are scored (here the scoring waited
+    # for the command's end) compares the consensus with a metric the GPU worker computed
+    run = finished_run(Study.objects.get(slug="ranking-demo"))
+    assert run.summary["against_metric"]
+    for question in ("aesthetics", "text_consistency"):
+        assert set(run.summary["recall_at"][question]) == {"1", "3"}  # 4 conditions: K <= 4
 
 
 def test_gaia_prompts_carry_their_action_classes():

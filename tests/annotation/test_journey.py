@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 OTHER_VALUES = {
     "slider": lambda answer: {"scores": {k: v + 1 for k, v in answer["scores"].items()}},
     "preference": lambda answer: {"choice": "right" if answer["choice"] != "right" else "left"},
+    "ranking": lambda answer: {"ranking": answer["ranking"][::-1]},
 }
 
 

@@ -138,3 +138,20 @@ def preference_study(clip):
         return tiny
 
     return build
+
+
+@pytest.fixture
+def ranking_study(clip):
+    """The tiny ranking study (three conditions on two prompts, two criteria; golden and
+    qualification prompts of a best, a middling and a worst video) with real clips."""
+    from tests.annotation.design_fixtures import tiny_ranking_study
+
+    def build(**settings) -> TinyStudy:
+        settings.setdefault("instructions", "Play every video, then order them.")
+        settings.setdefault("consent_text", "I agree that my answers are used for research.")
+        tiny = tiny_ranking_study(**settings)
+        for stimulus in Stimulus.objects.filter(study=tiny.study):
+            attach_clip(stimulus, clip)
+        return tiny
+
+    return build

@@ -40,6 +40,23 @@ def test_the_study_form_shows_the_raters_wanted_per_video(client):
     assert 'name="target_raters_per_stimulus"' in body
 
 
+@pytest.mark.parametrize(
+    ("design", "field", "absent"),
+    [
+        ("preference", "preference-0-judgments_per_pair", "ranking-0-ties_allowed"),
+        ("ranking", "ranking-0-ties_allowed", "preference-0-judgments_per_pair"),
+    ],
+)
+def test_a_studys_design_settings_are_in_its_admin_page(client, design, field, absent):
+    from tests.annotation.design_fixtures import tiny_of
+
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    study = tiny_of(design).study
+    body = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    assert f'name="{field}"' in body
+    assert f'name="{absent}"' not in body
+
+
 @pytest.mark.parametrize("answered", [False, True], ids=["no-answers", "answered"])
 def test_the_scale_is_fixed_once_a_study_has_answers(client, answered):
     # given: a study, rated once or not at all

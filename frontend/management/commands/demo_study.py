@@ -38,5 +38,6 @@ class Command(BaseCommand):
             "  as a rater of the GAIA demo, answer 75% of the 6 qualification videos within "
             "1.5 sigma of the experts to go on rating (their scores are on each video's page "
             "in /admin/, Stimuli); in the preference demo, pick the sharper video of each "
-            "test pair"
+            "test pair; in the ranking demo, put the sharp video first and the blurred one "
+            "last"
         )

@@ -1,0 +1,121 @@
+"""The ranking demo study (VGA-Bench's user study design): four synthetic "models" that
+differ visibly (crisp, soft, grainy, blocky) on the same prompts, each prompt's four
+videos ordered from best to worst for VGA-Bench's two criteria; golden and qualification
+items are a clean video, a grainy copy and a heavily blurred copy of one source, made by
+the media pipeline (media_pipeline.ffmpeg.degrade). The GPU workers' weight-free metrics
+score every video, so the finished run compares the people's consensus with a metric's
+ranking (Recall@K)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from annotation.models import Study
+from frontend.demo.preference import MODELS, PATTERNS, _clip, _degraded
+
+SLUG = "ranking-demo"
+PROMPTS = 5
+GOLDEN_PROMPTS = 2
+QUALIFICATION_PROMPTS = 2
+
+
+def _write_manifest(clip_dir: Path) -> Path:
+    from frontend.demo.gaia import gaia_prompts
+
+    prompts = gaia_prompts()
+    rows = []
+    for content in range(PROMPTS + GOLDEN_PROMPTS + QUALIFICATION_PROMPTS):
+        prompt = prompts[content * 41 + 7]
+        pattern = PATTERNS[(content + 2) % len(PATTERNS)]
+        clean = _clip(clip_dir / f"prompt{content:02d}.mp4", pattern, prompt.action)
+        labels = {"prompt": prompt.prompt, "action": prompt.action}
+        if content < PROMPTS:
+            for condition, (degradation, _) in MODELS.items():
+                path = clean
+                if degradation is not None:
+                    kind, strength = degradation
+                    path = _degraded(clean, clip_dir / f"prompt{content:02d}-{condition}.mp4",
+                                     kind, strength)  # fmt: skip
+                rows.append(
+                    {"path": path.name, "role": "stimulus", "condition": condition,
+                     "content": f"p{content:02d}", **labels}
+                )  # fmt: skip
+            continue
+        role = "golden" if content < PROMPTS + GOLDEN_PROMPTS else "qualification"
+        middle = _degraded(clean, clip_dir / f"prompt{content:02d}-middle.mp4", "noise", 30.0)
+        worst = _degraded(clean, clip_dir / f"prompt{content:02d}-worst.mp4", "blur", 9.0)
+        for path, expected in ((clean, "best"), (middle, ""), (worst, "worst")):
+            rows.append(
+                {"path": path.name, "role": role, "content": f"g{content:02d}",
+                 "expected": expected, **labels}
+            )  # fmt: skip
+    manifest = clip_dir / "manifest.csv"
+    columns = ["path", "role", "condition", "content", "expected", "prompt", "action"]
+    with open(manifest, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return manifest
+
+
+@transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
+def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
+    """Create (or return) the ranking demo: 4 models x 5 prompts x 2 criteria, 2 golden
+    and 2 qualification prompts."""
+    existing = Study.objects.filter(slug=SLUG).first()
+    if existing is not None:
+        return existing
+    from annotation.designs.ranking import settings_of
+    from frontend.demo.common import compared_demo_create
+
+    def configure(study: Study) -> None:
+        ranking = settings_of(study)
+        ranking.bootstrap = 200
+        ranking.save()
+
+    clip_dir.mkdir(parents=True, exist_ok=True)
+    return compared_demo_create(
+        slug=SLUG,
+        name="Ranking demo",
+        design="ranking",
+        instructions=(
+            "Each task shows the videos that four video generators made for one prompt. "
+            "Play every video (two can play side by side), then order them from best to "
+            "worst for the question asked."
+        ),
+        manifest=_write_manifest(clip_dir),
+        configure=configure,
+    )
+
+
+# The simulated raters: how noisy their view of the models' true strengths is; the last
+# orders at random (screened out by the random-ranker rule).
+PROFILES = [{"noise": 0.3}, {"noise": 0.5}, {"noise": 0.4}, {"noise": 0.6}, {"noise": None}]
+
+
+def simulate(study: Study) -> None:
+    """Rankings by the models' true strengths plus Gumbel noise (a Plackett-Luce draw);
+    golden items ordered as expected; the last simulated rater orders at random."""
+    from annotation.designs.ranking import Ranking
+    from frontend.demo.simulate import simulate_raters
+
+    def values(item, layout, profile, rng: np.random.Generator):
+        ids = [str(video.public_id) for video in layout]
+        expected = {m.stimulus_id: m.expected for m in item.members.all()}
+        if any(expected.values()) and profile["noise"] is not None:
+            place = {"best": 0, "": 1, "worst": 2}
+            order = sorted(layout, key=lambda v: place[expected.get(v.pk, "")])
+            return Ranking(tuple((str(v.public_id),) for v in order), tuple(sorted(ids)))
+        if profile["noise"] is None:
+            order = list(rng.permutation(len(layout)))
+        else:
+            strength = np.array([MODELS[v.condition][1] if v.condition else 0 for v in layout])
+            utility = strength + rng.gumbel(scale=profile["noise"], size=len(layout))
+            order = list(np.argsort(-utility))
+        return Ranking(tuple((ids[i],) for i in order), tuple(sorted(ids)))
+
+    simulate_raters(study=study, profiles=PROFILES, values=values, seed=3)

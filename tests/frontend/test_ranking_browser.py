@@ -1,0 +1,163 @@
+"""The ranking widget in Chromium: every video played before the order opens, placing by
+clicks, dragging and keys, two videos compared side by side, and a ranking given offline
+sent once when the connection is back."""
+
+import uuid
+
+import pytest
+
+from annotation.models import Answer, ItemMember, RankingPlacement
+from tests.frontend.rater_browser import agree, delivered, enter, wait_step
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def shown_videos(page) -> list[str]:
+    page.wait_for_selector("#step-rating:not([hidden]) .rank-tile")
+    return page.eval_on_selector_all(".rank-tile", "tiles => tiles.map(t => t.dataset.video)")
+
+
+def expected_order(item_videos: list[str]) -> list[str]:
+    """Best first as a golden item expects (its middling video between), else as shown."""
+    expected = dict(
+        ItemMember.objects.filter(stimulus__public_id__in=item_videos).values_list(
+            "stimulus__public_id", "expected"
+        )
+    )
+    place = {"best": 0, "": 1, "worst": 2}
+    return sorted(item_videos, key=lambda video: place[expected.get(uuid.UUID(video), "")])
+
+
+def play_all(page, videos: list[str]) -> None:
+    for video in videos:
+        page.click(f'.rank-tile[data-video="{video}"] .rank-poster')
+        page.wait_for_selector(f'.rank-tile[data-video="{video}"][data-played="yes"]')
+
+
+def rank_by_clicks(page) -> list[str]:
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    play_all(page, videos)
+    order = expected_order(videos)
+    for video in order:
+        page.click(f'.rank-tile[data-video="{video}"] .rank-place')
+    page.click("#next")
+    page.wait_for_function(
+        """item => document.querySelector('#rater').dataset.step !== 'rating'
+                   || document.querySelector('#step-rating').dataset.item !== item""",
+        arg=item,
+    )
+    return order
+
+
+def qualified(page, live_server, tiny) -> None:
+    enter(page, live_server, tiny)
+    agree(page)
+    page.wait_for_selector("#tutorial-empty:not([hidden])")
+    page.click("#tutorial-done")
+    wait_step(page, "rating")
+    for _ in range(2):
+        rank_by_clicks(page)
+    wait_step(page, "message")
+    page.click("#message-continue")
+    wait_step(page, "rating")
+
+
+def test_the_order_opens_once_every_video_is_played_and_is_stored_as_placed(
+    page, live_server, ranking_study
+):
+    tiny = ranking_study()
+    qualified(page, live_server, tiny)
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    assert len(videos) == 3
+    # the first video plays at once; placing all before every one was played is not enough
+    for video in videos:
+        page.click(f'.rank-tile[data-video="{video}"] .rank-place')
+    assert page.locator("#next").is_disabled()
+    assert "Play every video" in page.locator("#rating-hint").inner_text()
+    # take them back, then play every one, comparing two side by side
+    for video in videos:
+        page.click(f'.rank-tile[data-video="{video}"] .rank-place')
+    assert page.locator(".rank-row").count() == 0
+    play_all(page, videos[:2])
+    page.click(f'.rank-tile[data-video="{videos[2]}"] .rank-compare')
+    assert page.locator(".viewer-slot:not([hidden]) video").count() == 2
+    page.wait_for_selector(f'.rank-tile[data-video="{videos[2]}"][data-played="yes"]')
+    # when: by keys: the third video placed first, then the first, then the second
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowLeft")  # the focus moves from the third to the second
+    page.keyboard.press("ArrowRight")  # and back to the third
+    page.keyboard.press("p")
+    page.keyboard.press("ArrowRight")  # the first (wraps round)
+    page.keyboard.press("p")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("p")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    # then
+    answer = Answer.objects.get(item__public_id=item, assignment__isnull=False)
+    assert answer.layout == videos
+    placed = RankingPlacement.objects.filter(answer=answer).order_by("rank")
+    assert [str(p.stimulus.public_id) for p in placed] == [videos[2], videos[0], videos[1]]
+    assert answer.plays >= 3
+
+
+def test_a_ranking_given_offline_is_sent_once_when_the_connection_is_back(
+    page, context, live_server, ranking_study
+):
+    tiny = ranking_study()
+    qualified(page, live_server, tiny)
+    page.wait_for_function(
+        "() => { const [r, h] = document.querySelector('#rater').dataset.ahead.split('/');"
+        " return Number(h) > 1 && r === h; }"
+    )
+    # when: offline, the rater ranks the item on screen
+    context.set_offline(True)
+    item = page.locator("#step-rating").get_attribute("data-item")
+    order = rank_by_clicks(page)
+    # then: the page goes on with the next item of its window; nothing stored yet
+    assert wait_step(page, "rating") == "rating"
+    assert page.locator("#step-rating").get_attribute("data-item") != item
+    assert not Answer.objects.filter(item__public_id=item, assignment__isnull=False).exists()
+    # when: back online
+    context.set_offline(False)
+    delivered(page)
+    # then: stored once, as ranked
+    answer = Answer.objects.get(item__public_id=item, assignment__isnull=False)
+    placed = RankingPlacement.objects.filter(answer=answer).order_by("rank")
+    assert [str(p.stimulus.public_id) for p in placed] == order
+
+
+def test_tied_places_where_the_study_allows_them(page, live_server, ranking_study):
+    from annotation.designs.ranking import settings_of
+
+    tiny = ranking_study()
+    chosen = settings_of(tiny.study)
+    chosen.ties_allowed = True
+    chosen.save()
+    qualified(page, live_server, tiny)
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    play_all(page, videos)
+    # when: the first placed, the second in the same place, the third after them
+    assert page.locator(f'.rank-tile[data-video="{videos[1]}"] .rank-tie').is_hidden()
+    page.click(f'.rank-tile[data-video="{videos[0]}"] .rank-place')
+    page.click(f'.rank-tile[data-video="{videos[1]}"] .rank-tie')
+    page.click(f'.rank-tile[data-video="{videos[2]}"] .rank-place')
+    assert page.locator(".rank-row").count() == 2
+    page.click("#next")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    # then
+    ranks = dict(
+        RankingPlacement.objects.filter(answer__item__public_id=item).values_list(
+            "stimulus__public_id", "rank"
+        )
+    )
+    assert [ranks[uuid.UUID(video)] for video in videos] == [1, 1, 3]

@@ -1,0 +1,128 @@
+"""Analysis runs of a ranking study: the consensus and Recall@K against a metric the GPU
+workers scored, the rankings export that `python -m quality rank` reproduces, and the
+results page."""
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.test import Client
+from scipy import stats
+
+from annotation.designs.ranking import Ranking
+from annotation.services.studies import study_build_sessions
+from frontend.demo.simulate import simulate_raters
+from media_pipeline.models import MetricScore
+from quality.cli import main as quality_cli
+from quality.designs.ranking import rankings_frame
+from quality.services import analysis_run_execute, analysis_run_request
+from tests.annotation.design_fixtures import CONDITIONS
+from tests.factories import StimulusFactory, UserFactory, make_study
+
+pytestmark = pytest.mark.django_db
+
+# The people's order is a > b > c; the metric's is b > c > a (higher is better).
+METRIC = {"model-a": 1.0, "model-b": 3.0, "model-c": 2.0}
+
+
+@pytest.fixture
+def study():
+    """Three conditions on six prompts, two criteria; five raters rank a > b > c (one of
+    them swaps the last two on every other prompt); every video has a metric score."""
+    study = make_study(design="ranking", golden_per_session=0, state="running")
+    for prompt in range(6):
+        for condition in CONDITIONS:
+            video = StimulusFactory(study=study, condition=condition, content=f"p{prompt}")
+            MetricScore.objects.create(
+                stimulus=video, metric="sharpness", version="1", value=METRIC[condition],
+                device="cpu", runtime_s=0.1,
+            )  # fmt: skip
+    study_build_sessions(study=study)
+
+    def values(item, layout, profile, rng):
+        order = sorted(layout, key=lambda video: video.condition)
+        if profile["swap"] and int(item.content[1:]) % 2:
+            order[1], order[2] = order[2], order[1]
+        ids = [str(video.public_id) for video in layout]
+        return Ranking(tuple((str(v.public_id),) for v in order), tuple(sorted(ids)))
+
+    profiles = [{"swap": False}] * 4 + [{"swap": True}]
+    simulate_raters(study=study, profiles=profiles, values=values, seed=1)
+    return study
+
+
+def run_now(study):
+    run = analysis_run_request(study=study)
+    analysis_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    return run
+
+
+def test_a_run_finds_the_consensus_and_compares_it_with_the_metric(study):
+    # when
+    run = run_now(study)
+    summary = run.summary
+    # then: the people's order, per question and pooled
+    assert summary["against_metric"] == "sharpness"
+    for question in ("aesthetics", "text_consistency"):
+        assert summary["kemeny"][question]["*"]["order"] == ["model-a", "model-b", "model-c"]
+        # Recall@1: the metric's best (b) is not the people's (a); @3 holds all three
+        assert summary["recall_at"][question] == {"1": 0.0, "3": 1.0}
+        # Kendall tau and Spearman rho of the two rankings, against scipy
+        human, metric = [3, 2, 1], [METRIC[c] for c in CONDITIONS]
+        correlation = summary["model_correlation"][question]
+        assert correlation["kendall_tau"] == pytest.approx(stats.kendalltau(human, metric)[0])
+        assert correlation["spearman_rho"] == pytest.approx(stats.spearmanr(human, metric)[0])
+    consensus = [r for r in summary["consensus"] if r["prompt_id"] == "*"]
+    assert {r["condition"] for r in consensus if r["kemeny_rank"] == 1} == {"model-a"}
+
+
+def test_the_rankings_export_feeds_the_cli_which_finds_the_same_consensus(study, tmp_path):
+    run = run_now(study)
+    user = UserFactory(is_staff=True)
+    client = Client()
+    client.force_login(user)
+    # when
+    exported = client.get(f"/api/studies/{study.slug}/exports/rankings.csv")
+    # then: the CLI's format, one line per answer, conditions best first
+    assert exported.status_code == 200
+    text = b"".join(exported.streaming_content).decode()
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    assert list(frame.columns) == [
+        "rater_id", "question", "prompt_id", "ranking", "session_id", "excluded",
+    ]  # fmt: skip
+    assert len(frame) == len(rankings_frame(study=study)) == 5 * 6 * 2
+    assert set(frame["ranking"]) == {"model-a>model-b>model-c", "model-a>model-c>model-b"}
+    # when: the CLI on it, against the metric averaged per condition
+    rankings = tmp_path / "rankings.csv"
+    frame[["rater_id", "question", "prompt_id", "ranking"]].to_csv(rankings, index=False)
+    scores = tmp_path / "scores.csv"
+    pd.DataFrame({"condition": list(METRIC), "score": list(METRIC.values())}).to_csv(
+        scores, index=False
+    )
+    out = tmp_path / "out"
+    assert quality_cli(["rank", str(rankings), "--out", str(out), "--against", str(scores),
+                        "--bootstrap", "200", "--seed", "0"]) == 0  # fmt: skip
+    # then: the same consensus and Recall@K as the run's
+    cli = json.loads((out / "summary.json").read_text())
+    assert cli["kemeny"] == run.summary["kemeny"]
+    assert cli["recall_at"] == run.summary["recall_at"]
+    consensus = pd.read_csv(out / "consensus.csv", dtype={"prompt_id": str})
+    stored = pd.DataFrame(run.summary["consensus"])
+    assert np.allclose(consensus["borda"], stored["borda"])
+    assert list(consensus["condition"]) == list(stored["condition"])
+
+
+def test_the_results_page_shows_the_consensus_and_the_recall_table(study):
+    run = run_now(study)
+    client = Client()
+    client.force_login(UserFactory(is_staff=True))
+    page = client.get(f"/studies/{study.slug}/results/").content.decode()
+    assert 'id="consensus"' in page and 'data-prompt="*"' in page
+    assert 'id="recall-table"' in page and 'data-k="3"' in page
+    assert "Recall@K = |top K of the human ranking" in page
+    figure = client.get(f"/api/analysis-runs/{run.pk}/figures/rank-distribution.png")
+    assert figure.status_code == 200 and figure["Content-Type"] == "image/png"
