@@ -11,8 +11,9 @@ cases in one run:
 - window: the offline window (docs/rater-api.md), window_size 5, online;
 - offline: the same with the connection cut, answering within the window (the page
   comes back online between windows to deliver and refill; those steps are not timed);
-- baseline: window_size 1, the page as it was before the window (each answer waits
-  for the server, the next video preloaded by a hidden element).
+- baseline: window_size 1, the page without look-ahead: each answer waits for the
+  server before the next item shows (its video is downloaded ahead all the same, as the
+  preload item), as the page did before the window.
 
 Prints p50/p95 per case, the ratio baseline / window at the 95th percentile, and ends
 with one JSON line. Target: p95 under 100 ms with a full window, online and offline.

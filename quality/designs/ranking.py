@@ -223,17 +223,35 @@ def draw(*, name: str, run) -> bytes:
     raise KeyError(name)
 
 
+def _table(kemeny: dict, question: str, prompt: str) -> dict:
+    """A consensus table: its rows, and a note where the Kemeny order is not unique."""
+    found = kemeny.get(question, {}).get(prompt) or {}
+    note = ""
+    if found and not found.get("unique", True):
+        alternative = " > ".join(found.get("alternative") or [])
+        note = f"not unique: {found.get('n_optimal')} orders are as close, e.g. {alternative}"
+    return {"prompt": prompt, "rows": [], "note": note}
+
+
 def results_context(*, run) -> dict:
     """The consensus per question (pooled first, then per prompt), Kendall's W, and the
     Recall@K table against the metric."""
     summary = run.summary
+    kemeny = summary.get("kemeny", {})
     blocks: dict[str, dict] = {}
     for row in summary.get("consensus", []):
-        block = blocks.setdefault(row["question"], {"pooled": [], "prompts": {}})
-        if row["prompt_id"] == "*":
-            block["pooled"].append(row)
+        question, prompt = row["question"], row["prompt_id"]
+        block = blocks.setdefault(question, {"pooled": None, "prompts": {}})
+        if prompt == "*":
+            table = block["pooled"] = block["pooled"] or _table(kemeny, question, prompt)
         else:
-            block["prompts"].setdefault(row["prompt_id"], []).append(row)
+            table = block["prompts"].setdefault(prompt, _table(kemeny, question, prompt))
+        table["rows"].append(row)
+    taus = [
+        {"question": question, "rater_id": rater, **figures}
+        for question, by_rater in (summary.get("rater_taus") or {}).items()
+        for rater, figures in sorted(by_rater.items())
+    ]
     recall = summary.get("recall_at") or {}
     per_rater = summary.get("recall_at_per_rater") or {}
     correlation = summary.get("model_correlation") or {}
@@ -250,6 +268,7 @@ def results_context(*, run) -> dict:
     ]
     return {
         "consensus_by_question": blocks,
+        "rater_taus": taus,
         "kendall_w": summary.get("kendall_w", {}),
         "against_metric": summary.get("against_metric"),
         "recall_rows": recall_rows,

@@ -124,5 +124,28 @@ def test_the_results_page_shows_the_consensus_and_the_recall_table(study):
     assert 'id="consensus"' in page and 'data-prompt="*"' in page
     assert 'id="recall-table"' in page and 'data-k="3"' in page
     assert "Recall@K = |top K of the human ranking" in page
+    assert 'id="rater-taus"' in page and page.count("<tr") > 10
     figure = client.get(f"/api/analysis-runs/{run.pk}/figures/rank-distribution.png")
     assert figure.status_code == 200 and figure["Content-Type"] == "image/png"
+
+
+def test_the_results_say_where_the_kemeny_order_is_not_unique():
+    from types import SimpleNamespace
+
+    from quality.designs.ranking import results_context
+
+    row = {"question": "q", "condition": "a", "borda": 1.0, "pl_strength": 0.0,
+           "pl_ci95_low": 0.0, "pl_ci95_high": 0.0, "kemeny_rank": 1}  # fmt: skip
+    summary = {
+        "consensus": [{**row, "prompt_id": "*"}, {**row, "prompt_id": "p1"}],
+        "kemeny": {
+            "q": {
+                "*": {"unique": True, "n_optimal": 1, "alternative": None},
+                "p1": {"unique": False, "n_optimal": 2, "alternative": ["b", "a"]},
+            }
+        },
+    }
+    context = results_context(run=SimpleNamespace(summary=summary))
+    block = context["consensus_by_question"]["q"]
+    assert block["pooled"]["note"] == ""
+    assert block["prompts"]["p1"]["note"] == "not unique: 2 orders are as close, e.g. b > a"
