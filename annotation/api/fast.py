@@ -98,18 +98,17 @@ def fast_next(request: HttpRequest, slug: str) -> HttpResponse | None:
         return None
     left = seconds_until(position.break_until)
     items, ends = ([], "break") if left else position.window()
+    payloads = [stimulus_payload(item) for item in items]
     following = position.upcoming[1:2] if items else ()
+    preload = None
+    if following:  # the window's second item, or the one after a window of one
+        preload = payloads[1] if len(payloads) > 1 else stimulus_payload(following[0])
     body = {
         "step": "break" if left else "rating",
         "position": position.position,
         "length": position.length,
         "break_seconds_left": left,
-        **window_payload(
-            [stimulus_payload(item) for item in items],
-            preload=stimulus_payload(following[0]) if following else None,
-            ends=ends,
-            rest_seconds=position.rest_seconds,
-        ),
+        **window_payload(payloads, preload=preload, ends=ends, rest_seconds=position.rest_seconds),
         "completion": None,
     }
     return _json_response(body, 200, allow="GET, HEAD, OPTIONS")
