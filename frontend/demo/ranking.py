@@ -3,8 +3,8 @@ differ visibly (crisp, soft, grainy, blocky) on the same prompts, each prompt's 
 videos ordered from best to worst for VGA-Bench's two criteria; golden and qualification
 items are a clean video, a grainy copy and a heavily blurred copy of one source, made by
 the media pipeline (media_pipeline.ffmpeg.degrade). The GPU workers' weight-free metrics
-score every video, so the finished run compares the people's consensus with a metric's
-ranking (Recall@K)."""
+score every video, so the finished run compares the people's consensus with the ranking
+of the sharpness metric (Recall@K)."""
 
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     def configure(study: Study) -> None:
         ranking = settings_of(study)
         ranking.bootstrap = 200
+        ranking.against_metric = "sharpness"  # the crisp model's videos are the sharpest
         ranking.save()
 
     clip_dir.mkdir(parents=True, exist_ok=True)

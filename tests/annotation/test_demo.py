@@ -58,9 +58,11 @@ def test_demo_study_is_ready_to_rate(
     # and a run of the ranking demo once its videos are scored (here the scoring waited
     # for the command's end) compares the consensus with a metric the GPU worker computed
     run = finished_run(Study.objects.get(slug="ranking-demo"))
-    assert run.summary["against_metric"]
+    assert run.summary["against_metric"] == "sharpness"
     for question in ("aesthetics", "text_consistency"):
-        assert set(run.summary["recall_at"][question]) == {"1", "3"}  # 4 conditions: K <= 4
+        # 4 conditions: K <= 4; the sharpest model is the one people put first
+        assert set(run.summary["recall_at"][question]) == {"1", "3"}
+        assert run.summary["recall_at"][question]["1"] == 1.0
 
 
 def test_gaia_prompts_carry_their_action_classes():
