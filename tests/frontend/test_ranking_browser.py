@@ -161,3 +161,25 @@ def test_tied_places_where_the_study_allows_them(page, live_server, ranking_stud
         )
     )
     assert [ranks[uuid.UUID(video)] for video in videos] == [1, 1, 3]
+
+
+def test_videos_are_placed_and_reordered_by_dragging(page, live_server, ranking_study):
+    tiny = ranking_study()
+    qualified(page, live_server, tiny)
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    play_all(page, videos)
+    # when: each poster dragged into the order, then the last dragged onto the first place
+    for video in videos:
+        page.drag_and_drop(f'.rank-tile[data-video="{video}"]', ".rank-order")
+    page.drag_and_drop(f'.rank-chip[data-video="{videos[2]}"]', '.rank-row[data-place="1"]')
+    # then
+    chips = page.eval_on_selector_all(".rank-chip", "chips => chips.map(c => c.dataset.video)")
+    assert chips == [videos[2], videos[0], videos[1]]
+    page.click("#next")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    placed = RankingPlacement.objects.filter(answer__item__public_id=item).order_by("rank")
+    assert [str(p.stimulus.public_id) for p in placed] == chips
