@@ -6,7 +6,6 @@ services import it).
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -208,8 +207,6 @@ def rating_position(
         return None
     has_assignment = row[14] is not None
     upcoming = row[22] or []  # json (not jsonb: cheaper to build), decoded by psycopg
-    if isinstance(upcoming, str):
-        upcoming = json.loads(upcoming)
     return RatingPosition(
         *row[:15],
         assignment_active=bool(row[15]),

@@ -6,42 +6,25 @@ heavily blurred copy of itself, made by the media pipeline (media_pipeline.ffmpe
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
-from django.db import transaction
 
 from annotation.models import Study
+from frontend.demo.common import (
+    MODELS,
+    PATTERNS,
+    clip,
+    compared_demo_create,
+    degraded,
+    model_rows,
+    write_manifest,
+)
 
 SLUG = "preference-demo"
-# condition -> (how its videos are made from the clean source, its true strength)
-MODELS = {
-    "Crisp": (None, 1.2),
-    "Soft": (("blur", 2.0), 0.5),
-    "Grainy": (("noise", 30.0), 0.0),
-    "Blocky": (("blocks", 6.0), -0.6),
-}
-PATTERNS = ("testsrc2", "mandelbrot", "life", "smptehdbars", "rgbtestsrc", "cellauto")
 CONTENTS = 6
 GOLDEN_CONTENTS = 3
 QUALIFICATION_CONTENTS = 2
-
-
-def _clip(path: Path, pattern: str, text: str) -> Path:
-    from media_pipeline.ffmpeg.synth import make_clip
-
-    if not path.exists():
-        make_clip(path=path, width=320, height=240, fps=12, seconds=2.0, text=text, pattern=pattern)
-    return path
-
-
-def _degraded(source: Path, path: Path, kind: str, strength: float) -> Path:
-    from media_pipeline.ffmpeg.degrade import degrade
-
-    if not path.exists():
-        degrade(source=source, out=path, kind=kind, strength=strength)
-    return path
 
 
 def _write_manifest(clip_dir: Path) -> Path:
@@ -51,47 +34,28 @@ def _write_manifest(clip_dir: Path) -> Path:
     rows = []
     for content in range(CONTENTS + GOLDEN_CONTENTS + QUALIFICATION_CONTENTS):
         prompt = prompts[content * 37]
-        clean = _clip(
+        clean = clip(
             clip_dir / f"content{content:02d}.mp4", PATTERNS[content % len(PATTERNS)], prompt.action
         )
         labels = {"prompt": prompt.prompt, "action": prompt.action}
         if content < CONTENTS:
-            for condition, (degradation, _) in MODELS.items():
-                path = clean
-                if degradation is not None:
-                    kind, strength = degradation
-                    copy = clip_dir / f"content{content:02d}-{condition}.mp4"
-                    path = _degraded(clean, copy, kind, strength)
-                rows.append(
-                    {"path": path.name, "role": "stimulus", "condition": condition,
-                     "content": f"c{content:02d}", **labels}
-                )  # fmt: skip
+            stem, content_id = f"content{content:02d}", f"c{content:02d}"
+            rows += model_rows(clip_dir, clean, stem=stem, content=content_id, labels=labels)
             continue
         role = "golden" if content < CONTENTS + GOLDEN_CONTENTS else "qualification"
-        worst = _degraded(clean, clip_dir / f"content{content:02d}-worst.mp4", "blur", 9.0)
+        worst = degraded(clean, clip_dir / f"content{content:02d}-worst.mp4", "blur", 9.0)
         for path, expected in ((clean, "best"), (worst, "worst")):
             rows.append(
                 {"path": path.name, "role": role, "content": f"g{content:02d}",
                  "expected": expected, **labels}
             )  # fmt: skip
-    manifest = clip_dir / "manifest.csv"
-    columns = ["path", "role", "condition", "content", "expected", "prompt", "action"]
-    with open(manifest, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return manifest
+    return write_manifest(clip_dir, rows)
 
 
-@transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
 def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the preference demo: 4 models x 6 contents (6 pairs each), 3
     golden and 2 qualification pairs, sessions of 3 judgments of every pair."""
-    existing = Study.objects.filter(slug=SLUG).first()
-    if existing is not None:
-        return existing
     from annotation.designs.preference import settings_of
-    from frontend.demo.common import compared_demo_create
 
     def configure(study: Study) -> None:
         preference = settings_of(study)
@@ -99,7 +63,6 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
         preference.bootstrap = 300
         preference.save()
 
-    clip_dir.mkdir(parents=True, exist_ok=True)
     return compared_demo_create(
         slug=SLUG,
         name="Side-by-side preference demo",
@@ -109,7 +72,8 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
             "video generators. Watch both to the end, then choose the one of higher "
             "quality, or “Equally good/bad”."
         ),
-        manifest=_write_manifest(clip_dir),
+        clip_dir=clip_dir,
+        manifest=_write_manifest,
         configure=configure,
     )
 

@@ -8,14 +8,20 @@ of the sharpness metric (Recall@K)."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
-from django.db import transaction
 
 from annotation.models import Study
-from frontend.demo.preference import MODELS, PATTERNS, _clip, _degraded
+from frontend.demo.common import (
+    MODELS,
+    PATTERNS,
+    clip,
+    compared_demo_create,
+    degraded,
+    model_rows,
+    write_manifest,
+)
 
 SLUG = "ranking-demo"
 PROMPTS = 5
@@ -31,46 +37,27 @@ def _write_manifest(clip_dir: Path) -> Path:
     for content in range(PROMPTS + GOLDEN_PROMPTS + QUALIFICATION_PROMPTS):
         prompt = prompts[content * 41 + 7]
         pattern = PATTERNS[(content + 2) % len(PATTERNS)]
-        clean = _clip(clip_dir / f"prompt{content:02d}.mp4", pattern, prompt.action)
+        clean = clip(clip_dir / f"prompt{content:02d}.mp4", pattern, prompt.action)
         labels = {"prompt": prompt.prompt, "action": prompt.action}
         if content < PROMPTS:
-            for condition, (degradation, _) in MODELS.items():
-                path = clean
-                if degradation is not None:
-                    kind, strength = degradation
-                    path = _degraded(clean, clip_dir / f"prompt{content:02d}-{condition}.mp4",
-                                     kind, strength)  # fmt: skip
-                rows.append(
-                    {"path": path.name, "role": "stimulus", "condition": condition,
-                     "content": f"p{content:02d}", **labels}
-                )  # fmt: skip
+            stem, content_id = f"prompt{content:02d}", f"p{content:02d}"
+            rows += model_rows(clip_dir, clean, stem=stem, content=content_id, labels=labels)
             continue
         role = "golden" if content < PROMPTS + GOLDEN_PROMPTS else "qualification"
-        middle = _degraded(clean, clip_dir / f"prompt{content:02d}-middle.mp4", "noise", 30.0)
-        worst = _degraded(clean, clip_dir / f"prompt{content:02d}-worst.mp4", "blur", 9.0)
+        middle = degraded(clean, clip_dir / f"prompt{content:02d}-middle.mp4", "noise", 30.0)
+        worst = degraded(clean, clip_dir / f"prompt{content:02d}-worst.mp4", "blur", 9.0)
         for path, expected in ((clean, "best"), (middle, ""), (worst, "worst")):
             rows.append(
                 {"path": path.name, "role": role, "content": f"g{content:02d}",
                  "expected": expected, **labels}
             )  # fmt: skip
-    manifest = clip_dir / "manifest.csv"
-    columns = ["path", "role", "condition", "content", "expected", "prompt", "action"]
-    with open(manifest, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return manifest
+    return write_manifest(clip_dir, rows)
 
 
-@transaction.atomic  # a stop midway leaves no half-made demo study to be returned next time
 def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the ranking demo: 4 models x 5 prompts x 2 criteria, 2 golden
     and 2 qualification prompts."""
-    existing = Study.objects.filter(slug=SLUG).first()
-    if existing is not None:
-        return existing
     from annotation.designs.ranking import settings_of
-    from frontend.demo.common import compared_demo_create
 
     def configure(study: Study) -> None:
         ranking = settings_of(study)
@@ -78,7 +65,6 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
         ranking.against_metric = "sharpness"  # the crisp model's videos are the sharpest
         ranking.save()
 
-    clip_dir.mkdir(parents=True, exist_ok=True)
     return compared_demo_create(
         slug=SLUG,
         name="Ranking demo",
@@ -88,7 +74,8 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
             "Play every video (two can play side by side), then order them from best to "
             "worst for the question asked."
         ),
-        manifest=_write_manifest(clip_dir),
+        clip_dir=clip_dir,
+        manifest=_write_manifest,
         configure=configure,
     )
 

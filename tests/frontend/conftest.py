@@ -123,21 +123,27 @@ def page(context):
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
+def with_clips(make, clip: Clip, instructions: str):
+    """A builder of a tiny study made by `make(**settings)`, every video a real clip."""
+
+    def build(**settings) -> TinyStudy:
+        settings.setdefault("instructions", instructions)
+        settings.setdefault("consent_text", "I agree that my answers are used for research.")
+        tiny = make(**settings)
+        for stimulus in Stimulus.objects.filter(study=tiny.study):
+            attach_clip(stimulus, clip)
+        return tiny
+
+    return build
+
+
 @pytest.fixture
 def preference_study(clip):
     """The tiny preference study (three conditions on two contents, golden and
     qualification pairs) with real clips; keyword arguments override settings."""
     from tests.annotation.design_fixtures import tiny_preference_study
 
-    def build(**settings) -> TinyStudy:
-        settings.setdefault("instructions", "Watch both videos, then choose the better one.")
-        settings.setdefault("consent_text", "I agree that my answers are used for research.")
-        tiny = tiny_preference_study(**settings)
-        for stimulus in Stimulus.objects.filter(study=tiny.study):
-            attach_clip(stimulus, clip)
-        return tiny
-
-    return build
+    return with_clips(tiny_preference_study, clip, "Watch both videos, then choose the better one.")
 
 
 @pytest.fixture
@@ -146,12 +152,4 @@ def ranking_study(clip):
     qualification prompts of a best, a middling and a worst video) with real clips."""
     from tests.annotation.design_fixtures import tiny_ranking_study
 
-    def build(**settings) -> TinyStudy:
-        settings.setdefault("instructions", "Play every video, then order them.")
-        settings.setdefault("consent_text", "I agree that my answers are used for research.")
-        tiny = tiny_ranking_study(**settings)
-        for stimulus in Stimulus.objects.filter(study=tiny.study):
-            attach_clip(stimulus, clip)
-        return tiny
-
-    return build
+    return with_clips(tiny_ranking_study, clip, "Play every video, then order them.")
