@@ -89,6 +89,9 @@ class TutorialView(RaterView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug: str):
         participation = self.participation(request, slug)
+        own = design_of(participation.study).tutorial_payload
+        if own is not None:
+            return Response(own(study=participation.study))
         return Response({"pairs": tutorial_payload(study_id=participation.study_id)})
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from annotation.designs.base import Design, Gate, QualificationScore, values_digest
 from annotation.designs.preference import PREFERENCE
+from annotation.designs.propose import PROPOSE_VERIFY
+from annotation.designs.questionnaire import QUESTIONNAIRE
 from annotation.designs.ranking import RANKING
 from annotation.designs.slider import SLIDER
 
-DESIGNS: dict[str, Design] = {design.key: design for design in (SLIDER, PREFERENCE, RANKING)}
+DESIGNS: dict[str, Design] = {
+    design.key: design for design in (SLIDER, PREFERENCE, RANKING, QUESTIONNAIRE, PROPOSE_VERIFY)
+}
 
 
 def design_choices() -> list[tuple[str, str]]:

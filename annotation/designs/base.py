@@ -59,6 +59,13 @@ def shuffled(members: Sequence, seed: object) -> list:
     return order
 
 
+def _no_extra(*, study, role: str, extra: dict) -> dict:
+    given = [f"{key}_expert" for key in extra.get("answers", {})]
+    if given:
+        raise ValueError(f"only questionnaire studies take the column(s) {', '.join(given)}")
+    return {}
+
+
 @dataclass(frozen=True)
 class Design:
     """One study design. Every function takes keyword arguments.
@@ -111,6 +118,26 @@ class Design:
     # check_manifest_row(role, labels, expert, dimension_keys): refuses (ValueError, its message the
     # reason) an import row this design cannot use; None: any row.
     check_manifest_row: Callable[..., None] = lambda **row: None
+    # The design's own manifest columns; check_manifest_extra(study, role, extra) checks
+    # them ({"columns": {name: text}, "answers": {question key: <key>_expert text}}) and
+    # returns what the import keeps: "stimulus" (fields of the new video), "identity"
+    # (the row is a part of its file: several rows may name one file), and whatever
+    # store_manifest_extra(stimulus, extra, dimensions) stores with the new video. The
+    # default refuses any answers.
+    manifest_columns: tuple[str, ...] = ()
+    check_manifest_extra: Callable[..., dict] = lambda **row: _no_extra(**row)
+    store_manifest_extra: Callable[..., None] = lambda **row: None
     # The dimensions (questions) a new study of this design gets unless it names its own:
     # (key, label, help text, shows_reference).
     default_dimensions: tuple[tuple[str, str, str, bool], ...] = ()
+    # raters_per_session(study): how many raters take each session (a rejected batch does
+    # not count); None: no limit, the least-rated session first.
+    raters_per_session: Callable[..., int | None] = lambda **study: None
+    # barred_sessions(participation): ids of sessions the rater may not take (a verifier
+    # never verifies what they proposed), as a values() queryset; None: none barred.
+    barred_sessions: Callable[..., object] | None = None
+    # A session's golden items are drawn from those of its own question (its items all
+    # ask one: one stage of propose-then-verify), not from the whole golden pool.
+    golden_by_question: bool = False
+    # tutorial_payload(study): what the tutorial shows; None: the study's tutorial pairs.
+    tutorial_payload: Callable[..., dict] | None = None

@@ -1,5 +1,23 @@
 from annotation.models.item import Item, ItemMember
 from annotation.models.preference import PreferenceJudgment, PreferenceSettings
+from annotation.models.propose import (
+    Action,
+    ActionGroup,
+    Candidate,
+    Proposal,
+    ProposalFlags,
+    ProposeVerifySettings,
+    StageLink,
+    Verdict,
+)
+from annotation.models.questionnaire import (
+    BatchAudit,
+    ExpertLabel,
+    LabelAnswer,
+    LabelTag,
+    Question,
+    QuestionnaireSettings,
+)
 from annotation.models.ranking import RankingPlacement, RankingSettings
 from annotation.models.rating import Answer, Payment, Rating
 from annotation.models.session import Assignment, Participation, Rater, Session, SessionItem
@@ -7,17 +25,31 @@ from annotation.models.stimulus import ExpertScore, Stimulus, TutorialPair
 from annotation.models.study import GAIA_DIMENSIONS, Dimension, Study
 
 __all__ = [
+    "Action",
+    "ActionGroup",
+    "Candidate",
+    "Proposal",
+    "ProposalFlags",
+    "ProposeVerifySettings",
+    "StageLink",
+    "Verdict",
     "GAIA_DIMENSIONS",
     "Answer",
     "Assignment",
+    "BatchAudit",
     "Dimension",
+    "ExpertLabel",
     "ExpertScore",
     "Item",
+    "LabelAnswer",
+    "LabelTag",
     "ItemMember",
     "Participation",
     "Payment",
     "PreferenceJudgment",
     "PreferenceSettings",
+    "Question",
+    "QuestionnaireSettings",
     "RankingPlacement",
     "RankingSettings",
     "Rater",

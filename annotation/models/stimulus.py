@@ -56,6 +56,14 @@ class Stimulus(models.Model):
         choices=[("", "none"), ("best", "clearly the best"), ("worst", "clearly the worst")],
     )
 
+    # Questionnaire studies: the keys of the questions this video is asked (its prompt
+    # names them); empty: every question of the study.
+    asked_questions = models.JSONField(default=list, blank=True)
+    # Propose-then-verify studies: the part of a longer video this stimulus is, and the
+    # person in it: {"video_id", "keyframe" (s), "seconds", "box": [x1, y1, x2, y2]
+    # (corners in [0, 1] of the frame), "person_id"}; the media pipeline cuts the part.
+    segment = models.JSONField(default=dict, blank=True)
+
     width = models.PositiveIntegerField(null=True, blank=True)
     height = models.PositiveIntegerField(null=True, blank=True)
     fps = models.FloatField(null=True, blank=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from annotation.designs import design_of, values_digest
@@ -75,15 +75,7 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
         current = assignment_current(participation=participation)
         if current is not None:
             return current
-        done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
-        ready = _playable_items(session=OuterRef("pk"), is_golden=False)
-        session = (
-            Session.objects.filter(Exists(ready), study_id=participation.study_id)
-            .exclude(pk__in=done)
-            .annotate(raters=Count("assignments"))
-            .order_by("raters", "index")
-            .first()
-        )
+        session = _next_session(participation)
         if session is None:
             return None
         seed = secrets.randbits(62)
@@ -106,6 +98,36 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
         )
     logger.info("rater %s starts %s (%d items)", participation.rater_id, session, len(items))
     return assignment
+
+
+def _next_session(participation: Participation) -> Session | None:
+    """The least-rated session the rater has not done that has a ready item. Where the
+    design takes a set number of raters per session (questionnaire overlap), only a
+    session with fewer live raters (an excluded session, e.g. a batch rejected in its
+    audit, does not count) is handed out, its row locked while it is counted, so that
+    two raters starting at once cannot both take its last place."""
+    study = participation.study
+    cap = design_of(study).raters_per_session(study=study)
+    done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
+    ready = _playable_items(session=OuterRef("pk"), is_golden=False)
+    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+    design = design_of(study)
+    candidates = Session.objects.filter(Exists(ready), study_id=participation.study_id)
+    if design.barred_sessions is not None:
+        candidates = candidates.exclude(pk__in=design.barred_sessions(participation=participation))
+    candidates = (
+        candidates.exclude(pk__in=done)
+        .annotate(raters=live if cap is not None else Count("assignments"))
+        .order_by("raters", "index")
+    )
+    if cap is None:
+        return candidates.first()
+    for session_id in candidates.filter(raters__lt=cap).values_list("pk", flat=True)[:20]:
+        session = Session.objects.select_for_update().get(pk=session_id)
+        taken = session.assignments.exclude(state=Assignment.State.EXCLUDED).count()
+        if taken < cap:
+            return session
+    return None
 
 
 @dataclass(frozen=True)

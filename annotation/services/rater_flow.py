@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.designs import design_of, values_digest
 from annotation.errors import ApplicationError, PermissionDenied
@@ -32,15 +32,23 @@ REFUSALS = {
 def sessions_left(participation: Participation) -> bool:
     """Whether a session the rater has not taken has, or may still have, an item to
     answer: one that is not golden and none of whose videos failed (a session of failed
-    videos never starts)."""
+    videos never starts), and room for them where the design takes a set number of
+    raters per session."""
     playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
         item__members__stimulus__status=Stimulus.Status.FAILED
     )
-    return (
-        Session.objects.filter(Exists(playable), study_id=participation.study_id)
-        .exclude(assignments__rater_id=participation.rater_id)
-        .exists()
+    left = Session.objects.filter(Exists(playable), study_id=participation.study_id).exclude(
+        assignments__rater_id=participation.rater_id
     )
+    study = participation.study
+    design = design_of(study)
+    if design.barred_sessions is not None:
+        left = left.exclude(pk__in=design.barred_sessions(participation=participation))
+    cap = design.raters_per_session(study=study)
+    if cap is not None:  # a session its raters fill is not left (until a batch is rejected)
+        live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+        left = left.annotate(raters=live).filter(raters__lt=cap)
+    return left.exists()
 
 
 _UNKNOWN = object()

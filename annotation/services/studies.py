@@ -47,9 +47,10 @@ def study_build_sessions(*, study: Study) -> list[Session]:
     sliders, a pair of conditions for preference, ...). The regular items are shuffled
     with the study's split seed and cut into sessions of `session_size`, the last one
     smaller (GAIA: 9,180 = 30 x 300 + 180, 31 sessions). Each session gets
-    `golden_per_session` golden items drawn (seeded) from the study's golden pool;
-    presentation order is shuffled per rater later. Calling it again after importing
-    more stimuli appends sessions and leaves existing ones alone.
+    `golden_per_session` golden items drawn (seeded) from the study's golden pool (those
+    of the session's own question where the design says so); presentation order is
+    shuffled per rater later. Calling it again after importing more stimuli appends
+    sessions and leaves existing ones alone.
     """
     study = Study.objects.select_for_update().get(pk=study.pk)
     design = design_of(study)
@@ -63,11 +64,17 @@ def study_build_sessions(*, study: Study) -> list[Session]:
     )
     if not pending:
         return []
-    golden_pool = list(
+    golden_question = dict(
         Item.objects.filter(study=study, role=Item.Role.GOLDEN)
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "dimension_id")
     )
+    golden_pool = list(golden_question)
+    questions = dict(Item.objects.filter(pk__in=pending).values_list("pk", "dimension_id"))
+
+    def chunk_question(chunk: list[int]) -> int | None:
+        return questions[chunk[0]] if chunk else None
+
     first_index = (
         study.sessions.order_by("-index").values_list("index", flat=True).first() or 0
     ) + 1
@@ -88,9 +95,10 @@ def study_build_sessions(*, study: Study) -> list[Session]:
         index = first_index + offset
         seed = rng.randrange(2**62)
         session = Session.objects.create(study=study, index=index, seed=seed)
-        golden = random.Random(seed).sample(
-            golden_pool, k=min(study.golden_per_session, len(golden_pool))
-        )
+        pool = golden_pool
+        if design.golden_by_question:
+            pool = [pk for pk in golden_pool if golden_question[pk] == chunk_question(chunk)]
+        golden = random.Random(seed).sample(pool, k=min(study.golden_per_session, len(pool)))
         SessionItem.objects.bulk_create(
             [SessionItem(session=session, item_id=pk) for pk in chunk]
             + [SessionItem(session=session, item_id=pk, is_golden=True) for pk in golden]

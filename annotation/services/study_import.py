@@ -13,7 +13,15 @@ Manifest columns (header row required, comma-separated, UTF-8):
 - `<dimension>_mean`, `<dimension>_sigma` for each dimension key of the study: expert
   scores, required for golden and qualification rows of slider studies;
 - tutorial rows: `tutorial_dimension`, `tutorial_pair` (a label shared by the two
-  videos of a pair), `tutorial_kind` (generated or real), `caption`, `explanation`.
+  videos of a pair), `tutorial_kind` (generated or real), `caption`, `explanation`;
+- a design's own columns (`Design.manifest_columns`), checked by the design:
+  questionnaire studies take `questions`, the keys of the questions that apply to the
+  video joined by `|` (empty: all), `<question>_expert`, the experts' answer (a number,
+  a level or `invalid`, tags joined by `|`, a text) of an exemplar (tutorial), golden or
+  qualification video, and `note`, why the experts answered so; propose-then-verify
+  studies take a segment of a longer video per row (`video_id`, `keyframe`, `x1`, `y1`,
+  `x2`, `y2`, `person_id`, and `expert_actions` on golden and qualification rows): several
+  rows may name one file, which is stored once.
 
 Re-importing skips files whose checksum the study already has; a new tutorial pair may
 use such a file as one of its halves. A manifest with any bad row (including a repeated
@@ -24,6 +32,7 @@ nothing and reports every bad row with its line number.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import logging
 import math
@@ -69,6 +78,11 @@ class ManifestRow:
     labels: dict[str, str]
     tutorial: dict[str, str]
     expert: dict[str, tuple[float, float]]  # dimension key -> (mean, sigma)
+    # The design's own columns, checked by it (questionnaire: applicable questions,
+    # the experts' answers and their note): "stimulus" holds fields of the new video.
+    extra: dict = field(default_factory=dict)
+    # The file's own sha256 where `checksum` names a part of it (a segment).
+    file_checksum: str = ""
 
 
 @dataclass
@@ -96,7 +110,9 @@ def _parse_number(raw: str, *, column: str) -> float:
     return value
 
 
-def _check_header(header: list[str], dimension_keys: set[str]) -> list[tuple[int, str]]:
+def _check_header(
+    header: list[str], dimension_keys: set[str], own: tuple[str, ...] = ()
+) -> list[tuple[int, str]]:
     errors = []
     for column in ("path", "role"):
         if column not in header:
@@ -105,10 +121,10 @@ def _check_header(header: list[str], dimension_keys: set[str]) -> list[tuple[int
     for column in repeated:
         errors.append((1, f"column '{column}' appears {header.count(column)} times"))
     for column in header:
-        if column in KNOWN_COLUMNS:
+        if column in KNOWN_COLUMNS or column in own:
             continue
         stem, _, suffix = column.rpartition("_")
-        if suffix in ("mean", "sigma"):
+        if suffix in ("mean", "sigma", "expert"):
             if stem not in dimension_keys:
                 errors.append(
                     (
@@ -190,7 +206,8 @@ def _parse_row(
     )
 
     tutorial = {column: (raw.get(column) or "").strip() for column in TUTORIAL_COLUMNS}
-    if role == Stimulus.Role.TUTORIAL:
+    # A design with its own tutorial (questionnaire exemplars) takes no tutorial pairs.
+    if role == Stimulus.Role.TUTORIAL and design_of(study).tutorial_payload is None:
         if tutorial["tutorial_dimension"] not in dimension_keys:
             raise ValueError(
                 f"tutorial_dimension {tutorial['tutorial_dimension']!r} is not a dimension"
@@ -200,13 +217,39 @@ def _parse_row(
         if tutorial["tutorial_kind"] not in ("generated", "real"):
             raise ValueError("tutorial_kind must be 'generated' or 'real'")
     _check_lengths({**labels, **tutorial})
-    return ManifestRow(line, path, role, sha256_file(path), labels, tutorial, expert)
+    design = design_of(study)
+    raw_extra = {
+        "columns": {column: (raw.get(column) or "").strip() for column in design.manifest_columns},
+        "answers": {
+            key: (raw.get(f"{key}_expert") or "").strip()
+            for key in dimension_keys
+            if (raw.get(f"{key}_expert") or "").strip()
+        },
+    }
+    extra = design.check_manifest_extra(study=study, role=role, extra=raw_extra)
+    checksum = file_checksum = _file_sha256(path)
+    if extra.get("identity"):  # a part of the file: named by the file and the part
+        checksum = hashlib.sha256(f"{file_checksum}:{extra['identity']}".encode()).hexdigest()
+    return ManifestRow(
+        line, path, role, checksum, labels, tutorial, expert, extra, file_checksum=file_checksum
+    )
+
+
+def _file_sha256(path: Path) -> str:
+    """sha256_file, read once per file and import however many rows name it."""
+    stat = path.stat()
+    return _sha256_cached(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_file(Path(path))
 
 
 def _check_tutorial_pairs(rows: list[ManifestRow]) -> list[tuple[int, str]]:
     pairs: dict[str, list[ManifestRow]] = {}
     for row in rows:
-        if row.role == Stimulus.Role.TUTORIAL:
+        if row.role == Stimulus.Role.TUTORIAL and row.tutorial["tutorial_pair"]:
             pairs.setdefault(row.tutorial["tutorial_pair"], []).append(row)
     errors = []
     for label, members in pairs.items():
@@ -231,7 +274,7 @@ def _tutorial_pairs_to_create(
     """
     pairs: dict[str, dict[str, ManifestRow]] = {}
     for row in rows:
-        if row.role == Stimulus.Role.TUTORIAL:
+        if row.role == Stimulus.Role.TUTORIAL and row.tutorial["tutorial_pair"]:
             pairs.setdefault(row.tutorial["tutorial_pair"], {})[row.tutorial["tutorial_kind"]] = row
     existing = {
         pair.label: pair
@@ -288,7 +331,10 @@ def study_import_manifest(
             reader = csv.DictReader(handle)
             header = [column.strip() for column in (reader.fieldnames or [])]
             reader.fieldnames = header
-            errors = _check_header(header, set(dimension_keys)) if header else [(1, "empty file")]
+            own = design_of(study).manifest_columns
+            errors = (
+                _check_header(header, set(dimension_keys), own) if header else [(1, "empty file")]
+            )
             if errors:
                 raise ImportFailed(errors)
             rows: list[ManifestRow] = []
@@ -331,6 +377,7 @@ def study_import_manifest(
 
     report = ImportReport()
     written: list[str] = []
+    files: dict[str, str] = {}  # file sha256 -> its storage name (a file named by many rows)
     try:
         with transaction.atomic():
             for row in rows:
@@ -342,15 +389,23 @@ def study_import_manifest(
                     role=row.role,
                     checksum=row.checksum,
                     original_name=row.path.name,
+                    **row.extra.get("stimulus", {}),
                     **row.labels,
                 )
-                with open(row.path, "rb") as handle:
-                    stimulus.source_file.save(row.path.name, File(handle), save=False)
-                written.append(stimulus.source_file.name)
+                if row.file_checksum in files:
+                    stimulus.source_file.name = files[row.file_checksum]
+                else:
+                    with open(row.path, "rb") as handle:
+                        stimulus.source_file.save(row.path.name, File(handle), save=False)
+                    written.append(stimulus.source_file.name)
+                    files[row.file_checksum] = stimulus.source_file.name
                 stimulus.save()
                 ExpertScore.objects.bulk_create(
                     ExpertScore(stimulus=stimulus, dimension=dimensions[key], mean=m, sigma=s)
                     for key, (m, s) in row.expert.items()
+                )
+                design_of(study).store_manifest_extra(
+                    stimulus=stimulus, extra=row.extra, dimensions=dimensions
                 )
                 report.created.append(stimulus.pk)
                 stored[row.checksum] = stimulus

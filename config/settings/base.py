@@ -146,6 +146,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-jobs": {"task": "media_pipeline.tasks.requeue_stale", "schedule": 120},
+    "sweep-verify-queues": {"task": "annotation.tasks.sweep_verify_queues", "schedule": 300},
     "analyse-running-studies": {
         "task": "quality.tasks.analyse_running_studies",
         "schedule": env.int("MOSAIC_ANALYSIS_EVERY_S", default=900),

@@ -10,7 +10,7 @@ from media_pipeline.ffmpeg.errors import (
     TransientMediaError,
 )
 from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
-from media_pipeline.ffmpeg.transcode import TranscodeResult, transcode
+from media_pipeline.ffmpeg.transcode import Segment, TranscodeResult, transcode
 
 __all__ = [
     "CorruptVideo",
@@ -18,6 +18,7 @@ __all__ = [
     "MediaError",
     "NotAVideo",
     "ProbeResult",
+    "Segment",
     "TranscodeFailed",
     "TranscodeResult",
     "TranscodeTimeout",

@@ -71,8 +71,12 @@ def make_clip(
     pattern: str = "testsrc2",
     vfr: bool = False,
     audio: bool = False,
+    shapes: tuple[tuple[float, float, float, float, str], ...] = (),
 ) -> SynthClip:
     """Write a clip of exactly `width` x `height` at `fps` for `seconds` to `path`.
+
+    `shapes` are filled boxes drawn on every frame, each (x1, y1, x2, y2, colour) with
+    corners as shares of the frame (the "people" of a propose-then-verify demo).
 
     `pattern` is a lavfi video source (testsrc2, smptebars, mandelbrot, ...). `vfr` drops
     every third frame but keeps the others' timestamps, so frame durations alternate
@@ -88,6 +92,16 @@ def make_clip(
     video = ffmpeg.input(f"{pattern}=size={even}:rate={fps}", f="lavfi", t=seconds).video
     if even != f"{width}x{height}":
         video = video.filter("scale", width, height)
+    for x1, y1, x2, y2, colour in shapes:
+        video = video.filter(
+            "drawbox",
+            x=round(x1 * width),
+            y=round(y1 * height),
+            w=round((x2 - x1) * width),
+            h=round((y2 - y1) * height),
+            color=colour,
+            t="fill",
+        )
     text_drawn, note = False, ""
     if text:
         font = find_font()

@@ -37,7 +37,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -85,6 +85,31 @@ SPAN_TOLERANCE_S = 0.001
 
 
 @dataclass(frozen=True)
+class Segment:
+    """A part of the source to cut out (AVA's 3 s around a keyframe): `start` seconds
+    from the source's beginning, `duration` seconds long; the poster is the frame shown
+    at `poster_at` seconds into the part (the keyframe, where the person's box was
+    drawn)."""
+
+    start: float
+    duration: float
+    poster_at: float
+
+    @classmethod
+    def around(cls, *, keyframe: float, seconds: float, length: float) -> Segment:
+        """`seconds` centred on `keyframe`, moved (not shortened) to fit inside a source
+        of `length` seconds where it can be; a source shorter than `seconds` is taken
+        whole. Raises ValueError for a keyframe outside the source."""
+        if not 0 <= keyframe <= length:
+            raise ValueError(f"keyframe {keyframe:g} s is outside the video (0 to {length:g} s)")
+        duration = min(seconds, length)
+        start = min(max(0.0, keyframe - seconds / 2), length - duration)
+        return cls(
+            start=round(start, 6), duration=round(duration, 6), poster_at=round(keyframe - start, 6)
+        )
+
+
+@dataclass(frozen=True)
 class TranscodeResult:
     """A finished rendition. `width`/`height` are the rendition's (source + padding);
     the source's own shape is `source`. `fps`, `frames`, `duration` are re-probed from
@@ -123,13 +148,17 @@ def rendition_command(
     poster: Path,
     keep_audio: bool,
     progress: bool = True,
+    segment: Segment | None = None,
 ) -> list[str]:
     """The one ffmpeg command line that writes the rendition and the poster.
 
     One decode feeds two outputs: the H.264 rendition and the poster, the first frame at
     the source's native size (JPEG, before any padding), so the poster costs no process.
+    With a `segment`, only that part is decoded (input seeking, exact since ffmpeg re-
+    encodes) and the poster is its frame at `poster_at`.
     """
-    stream = ffmpeg.input(str(src))
+    cut = {"ss": f"{segment.start:.6f}", "t": f"{segment.duration:.6f}"} if segment else {}
+    stream = ffmpeg.input(str(src), **cut)
     video = stream["v:0"]
     pad_right, pad_bottom = source.width % 2, source.height % 2
     extra: dict = {}
@@ -163,8 +192,11 @@ def rendition_command(
     # With `-frames:v 1` alone, ffmpeg 5.1 still feeds every later decoded frame into the
     # poster's filter graph (6 % more CPU over bench/transcode.py's clips); `trim` closes
     # that branch after the first frame.
+    first = stream["v:0"]
+    if segment is not None and segment.poster_at > 0:
+        first = first.trim(start=segment.poster_at).setpts("PTS-STARTPTS")
     still = ffmpeg.output(
-        stream["v:0"].trim(end_frame=1),
+        first.trim(end_frame=1),
         str(poster),
         f="image2",
         update=1,
@@ -303,13 +335,26 @@ def reprobe_rendition(path: Path) -> ProbeResult:
         raise TranscodeFailed(f"transcode failed: the rendition cannot be read ({exc})") from None
 
 
-def _check(source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int]) -> None:
+def _segment_source(source: ProbeResult, segment: Segment) -> ProbeResult:
+    """What the rendition of a segment should match: the source's size and format, the
+    segment's length, and the frames the source shows in it (its rate times its length,
+    to a frame: where the cut falls between two frames decides one more or less)."""
+    frames = round(segment.duration * source.fps) if source.fps else 0
+    span = max(frames - 1, 0) / source.fps if source.fps else None
+    return replace(source, duration=segment.duration, frames=frames, frame_span=span)
+
+
+def _check(
+    source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int], *, frames_off: int = 0
+) -> None:
     """The rendition must show the source unchanged: size (+ padding), frames, timing.
 
     Timing is checked on the time from the first frame to the last, read from both files'
     own timestamps, not on a frame rate: the average rate a Matroska or GIF file declares
     is a guess, and the last frame's duration is often unknown. Frame count and span
-    together catch a frame dropped or doubled and a clip played faster or slower.
+    together catch a frame dropped or doubled and a clip played faster or slower. A
+    segment's expected frames are known to `frames_off` frames (its cut), its span to as
+    many frame intervals.
     """
     expected = (source.width + pad[0], source.height + pad[1])
     problems = []
@@ -319,12 +364,13 @@ def _check(source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int]) ->
         )
     if (rendition.codec, rendition.pix_fmt) != ("h264", "yuv420p"):
         problems.append(f"format {rendition.codec}/{rendition.pix_fmt}, expected h264/yuv420p")
-    if rendition.frames != source.frames:
+    if abs(rendition.frames - source.frames) > frames_off:
         problems.append(f"{rendition.frames} frames, the source has {source.frames}")
+    span_tolerance = SPAN_TOLERANCE_S + (frames_off / source.fps if source.fps else 0)
     if (
         source.frame_span is not None
         and rendition.frame_span is not None
-        and abs(rendition.frame_span - source.frame_span) > SPAN_TOLERANCE_S
+        and abs(rendition.frame_span - source.frame_span) > span_tolerance
     ):
         problems.append(
             f"first to last frame {rendition.frame_span:g} s, in the source {source.frame_span:g} s"
@@ -352,6 +398,8 @@ def transcode(
     on_progress: Callable[[float], None] | None = None,
     timeout_s: float | None = None,
     stem: str | None = None,
+    segment: Segment | None = None,
+    around: tuple[float, float] | None = None,
 ) -> TranscodeResult:
     """Write `<stem>.mp4` (the rendition) and `<stem>.jpg` (the poster) into `out_dir`.
 
@@ -363,13 +411,24 @@ def transcode(
     error nothing new is left in `out_dir` and an earlier good rendition with the same
     stem is untouched. Part files of the stem that a killed run left behind are removed
     first; those of a run going on beside this one are kept. `on_progress` gets fractions
-    in [0, 1], non-decreasing, the last one 1.0 once the files are in place.
+    in [0, 1], non-decreasing, the last one 1.0 once the files are in place. With a
+    `segment`, the rendition is that part of the source and the poster its frame at
+    `segment.poster_at`; the result's `source` is then the segment's expectation.
+    `around` = (keyframe, seconds) asks for `Segment.around` the keyframe once the
+    source's length is known (a keyframe past the end: `TranscodeFailed` naming it).
     """
     started = time.monotonic()
     src, out_dir = Path(src), Path(out_dir)
     if stem is not None:
         _check_stem(stem)
     source = probe(src)
+    if around is not None:
+        try:
+            segment = Segment.around(keyframe=around[0], seconds=around[1], length=source.duration)
+        except ValueError as exc:
+            raise TranscodeFailed(f"cannot cut the segment: {exc}") from None
+    if segment is not None:
+        source = _segment_source(source, segment)
     out_dir.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]
     if stem is not None:
@@ -378,7 +437,12 @@ def transcode(
     tmp_output, tmp_poster = out_dir / f".{token}.part.mp4", out_dir / f".{token}.part.jpg"
     pad = (source.width % 2, source.height % 2)
     args = rendition_command(
-        src=src, source=source, output=tmp_output, poster=tmp_poster, keep_audio=keep_audio
+        src=src,
+        source=source,
+        output=tmp_output,
+        poster=tmp_poster,
+        keep_audio=keep_audio,
+        segment=segment,
     )
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The checksum is read while ffmpeg encodes: it costs no wall time.
@@ -387,7 +451,7 @@ def transcode(
         try:
             _run(args, progress=_Progress(source=source, callback=on_progress), timeout_s=timeout_s)
             rendition = reprobe_rendition(tmp_output)
-            _check(source, rendition, pad)
+            _check(source, rendition, pad, frames_off=1 if segment else 0)
             if not tmp_poster.is_file() or tmp_poster.stat().st_size == 0:
                 raise TranscodeFailed("transcode failed: ffmpeg wrote no poster frame")
             stem = stem if checksum is None else checksum.result()

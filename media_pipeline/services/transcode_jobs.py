@@ -161,6 +161,15 @@ def rendition_stem(stimulus: Stimulus) -> str:
     return f"{stimulus.checksum}-{stimulus.pk}"
 
 
+def _segment_of(stimulus: Stimulus) -> tuple[float, float] | None:
+    """(keyframe, seconds) of a stimulus that is a segment of its file (propose-then-
+    verify: the rater sees the part around the keyframe, not the film)."""
+    segment = stimulus.segment or {}
+    if "keyframe" not in segment:
+        return None
+    return float(segment["keyframe"]), float(segment.get("seconds", 3.0))
+
+
 def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
     """Transcode a stimulus into its browser rendition; safe to run again at any point.
 
@@ -195,6 +204,7 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
             on_progress=on_progress,
             timeout_s=settings.MOSAIC_TRANSCODE_TIMEOUT_S,
             stem=rendition_stem(stimulus),
+            around=_segment_of(stimulus),
         )
     except ffmpeg.MediaError as exc:
         # Name the file as the admin knows it, not by its storage name.

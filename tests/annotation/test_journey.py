@@ -15,6 +15,12 @@ OTHER_VALUES = {
     "slider": lambda answer: {"scores": {k: v + 1 for k, v in answer["scores"].items()}},
     "preference": lambda answer: {"choice": "right" if answer["choice"] != "right" else "left"},
     "ranking": lambda answer: {"ranking": answer["ranking"][::-1]},
+    "questionnaire": lambda answer: {"answers": {**answer["answers"], "overall": 5}},
+    "propose_verify": lambda answer: (
+        {"labels": [11]}
+        if "labels" in answer
+        else {"verdicts": {k: not v for k, v in answer["verdicts"].items()}}
+    ),
 }
 
 

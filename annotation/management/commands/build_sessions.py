@@ -1,10 +1,10 @@
 """`manage.py build_sessions SLUG`: split a study's stimuli that are in no session yet into
 new sessions (after `import_study --no-sessions`, or after uploads)."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotation.models import Study
+from annotation.management.study_argument import study_named
 from annotation.services.studies import study_build_sessions
 
 
@@ -15,9 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("study", help="slug of the study")
 
     def handle(self, *args, study: str, **options):
-        found = Study.objects.filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"no study '{study}'")
+        found = study_named(study)
         with transaction.atomic():
             sessions = study_build_sessions(study=found)
         if not sessions:

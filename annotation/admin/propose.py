@@ -1,0 +1,58 @@
+"""The admin of propose-then-verify studies: their settings, vocabulary and the segments
+their proposers set aside (flagged as inappropriate or with a wrong box by a majority)."""
+
+from django.contrib import admin
+
+from annotation.models import Action, ActionGroup, Answer, ProposeVerifySettings, StageLink
+
+
+class ProposeVerifySettingsInline(admin.StackedInline):
+    model = ProposeVerifySettings
+    can_delete = False
+    max_num = 1
+    readonly_fields = ("vocabulary_source",)
+    fieldsets = (
+        (None, {"fields": ("proposers_per_item", "verifiers_per_item", "keep_at_least")}),
+        ("Segments", {"fields": ("segment_seconds", "max_labels", "golden_pass_share")}),
+        ("Vocabulary (manage.py import_vocabulary)", {"fields": ("vocabulary_source",)}),
+    )
+
+
+class ActionInline(admin.TabularInline):
+    model = Action
+    extra = 0
+
+
+@admin.register(ActionGroup)
+class ActionGroupAdmin(admin.ModelAdmin):
+    """A vocabulary's groups and actions; read-only once the study has answers (the
+    answers name them)."""
+
+    list_display = ("label", "study", "limit", "required", "order")
+    list_filter = ("study",)
+    inlines = [ActionInline]
+
+    def _answered(self, obj) -> bool:
+        return obj is not None and Answer.objects.filter(item__study_id=obj.study_id).exists()
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and not self._answered(obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and not self._answered(obj)
+
+
+@admin.register(StageLink)
+class StageLinkAdmin(admin.ModelAdmin):
+    """Each segment's way from its proposals to its verify item; the ones set aside for
+    staff (a majority flagged them) are filtered by `set aside`."""
+
+    list_display = ("propose_item", "verify_item", "set_aside", "flags", "created_at")
+    list_filter = ("set_aside", "propose_item__study")
+    readonly_fields = ("propose_item", "verify_item", "set_aside", "flags", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

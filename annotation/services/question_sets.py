@@ -1,0 +1,219 @@
+"""Question sets of questionnaire studies as data: read from a YAML or JSON file (the
+format is in docs/admins.md, "Questionnaire labelling"), checked whole, and given to a
+study whole.
+
+A file holds ``name``, ``source`` (where the questions come from) and ``questions``, a
+list of mappings:
+
+- ``key`` (a slug), ``label``, ``text`` (the question as the rater reads it), ``group``;
+- ``kind``: ``score`` (with ``scale: {min, max, step}``, default 0-10 in steps of 1),
+  ``ordinal`` (``options``: levels in order, each ``{value: number, label, description}``;
+  ``invalid_option: true`` offers "Invalid question"), ``tags`` (``options``: tags, each
+  ``{value: slug, label}`` or just a label; ``multiple: true`` for multi-choice) or
+  ``comment``.
+
+``vga-bench`` names the template MOSaic ships (annotation/data/questionnaires/).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.designs.questionnaire import questions_forget, settings_of
+from annotation.dimensions import dimensions_forget
+from annotation.errors import Conflict
+from annotation.models import Answer, Dimension, Question, Study
+
+logger = logging.getLogger(__name__)
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "questionnaires"
+KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+KINDS = ("score", "ordinal", "tags", "comment")
+
+
+class QuestionSetError(ValueError):
+    """A question set that cannot be used; the message names the question and why."""
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    key: str
+    label: str
+    text: str
+    group: str
+    kind: str
+    scale: tuple[float, float, float]
+    options: list[dict]
+    multiple: bool
+    invalid_option: bool
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    name: str
+    source: str
+    questions: list[QuestionSpec]
+
+
+def template_path(name: str) -> Path:
+    """A shipped template by name (``vga-bench``), or the path as given."""
+    shipped = TEMPLATES / f"{name}.yaml"
+    return shipped if shipped.is_file() else Path(name)
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise QuestionSetError(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def _options(raw: object, *, kind: str, where: str) -> list[dict]:
+    if not isinstance(raw, list) or not raw:
+        raise QuestionSetError(
+            f"{where}: 'options' must list its {'levels' if kind == 'ordinal' else 'tags'}"
+        )
+    options = []
+    for entry in raw:
+        if isinstance(entry, str):
+            entry = {"label": entry}
+        if not isinstance(entry, dict) or not str(entry.get("label", "")).strip():
+            raise QuestionSetError(f"{where}: every option needs a label")
+        label = str(entry["label"]).strip()
+        if kind == "ordinal":
+            if "value" not in entry:
+                raise QuestionSetError(f"{where}: level {label!r} needs a value")
+            value = _number(entry["value"], f"{where}, level {label!r}")
+            value = int(value) if value.is_integer() else value
+        else:
+            value = str(entry.get("value") or slugify(label).replace("-", "_"))
+        option = {"value": value, "label": label}
+        if entry.get("description"):
+            option["description"] = str(entry["description"]).strip()
+        options.append(option)
+    values = [option["value"] for option in options]
+    if len(set(values)) != len(values):
+        raise QuestionSetError(f"{where}: two options share a value")
+    if kind == "ordinal" and values != sorted(values):
+        raise QuestionSetError(f"{where}: levels must be listed in increasing order")
+    return options
+
+
+def _question(raw: object, index: int) -> QuestionSpec:
+    where = f"question {index}"
+    if not isinstance(raw, dict):
+        raise QuestionSetError(f"{where}: not a mapping")
+    key = str(raw.get("key", "")).strip()
+    if not KEY.match(key):
+        raise QuestionSetError(f"{where}: key {key!r} must be a slug of at most 40 characters")
+    where = f"question {key!r}"
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise QuestionSetError(f"{where}: kind must be one of {', '.join(KINDS)}")
+    scale = (0.0, 10.0, 1.0)
+    if kind == "score":
+        given = raw.get("scale") or {}
+        if not isinstance(given, dict):
+            raise QuestionSetError(f"{where}: 'scale' must be {{min, max, step}}")
+        low = _number(given.get("min", 0), f"{where}, scale min")
+        high = _number(given.get("max", 10), f"{where}, scale max")
+        step = _number(given.get("step", 1), f"{where}, scale step")
+        if not low < high or step <= 0:
+            raise QuestionSetError(f"{where}: the scale needs min < max and a positive step")
+        scale = (low, high, step)
+    options = (
+        _options(raw.get("options"), kind=kind, where=where) if kind in ("ordinal", "tags") else []
+    )
+    label = str(raw.get("label") or key).strip()
+    return QuestionSpec(
+        key=key,
+        label=label[:100],
+        text=str(raw.get("text") or "").strip(),
+        group=str(raw.get("group") or "").strip()[:80],
+        kind=kind,
+        scale=scale,
+        options=options,
+        multiple=bool(raw.get("multiple", False)) and kind == "tags",
+        invalid_option=bool(raw.get("invalid_option", False)) and kind == "ordinal",
+    )
+
+
+def read_question_set(path: Path | str) -> QuestionSet:
+    """The question set in a YAML (.yaml, .yml) or JSON file, checked whole."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionSetError(f"cannot read {path}: {exc}") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise QuestionSetError(
+            f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
+        ) from None
+    try:
+        return question_set_from(data, default_name=path.stem)
+    except QuestionSetError as exc:
+        raise QuestionSetError(f"{path.name}: {exc}") from None
+
+
+def question_set_from(data: object, *, default_name: str = "questions") -> QuestionSet:
+    """A question set from its data (the file's content, parsed), checked whole."""
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise QuestionSetError("needs a 'questions' list")
+    questions = [_question(raw, index) for index, raw in enumerate(data["questions"], start=1)]
+    if not questions:
+        raise QuestionSetError("no questions")
+    keys = [q.key for q in questions]
+    if len(set(keys)) != len(keys):
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise QuestionSetError(f"question {twice!r} is given twice")
+    return QuestionSet(
+        name=str(data.get("name") or default_name),
+        source=str(data.get("source") or ""),
+        questions=questions,
+    )
+
+
+def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
+    """Make the set the study's questions (replacing those it has): only before anyone
+    answered, as answers name their questions. Returns the number of questions."""
+    if study.design != "questionnaire":
+        raise Conflict(f"only questionnaire studies take a question set ({study.slug} is not one)")
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        if Answer.objects.filter(item__study=study).exists():
+            raise Conflict("this study has answers: its questions can no longer change")
+        Dimension.objects.filter(study=study).delete()
+        for order, spec in enumerate(question_set.questions):
+            dimension = Dimension.objects.create(
+                study=study, key=spec.key, label=spec.label, help_text=spec.text, order=order
+            )
+            low, high, step = spec.scale
+            Question.objects.create(
+                dimension=dimension,
+                kind=spec.kind,
+                group=spec.group,
+                scale_min=low,
+                scale_max=high,
+                scale_step=step,
+                options=spec.options,
+                multiple=spec.multiple,
+                invalid_option=spec.invalid_option,
+            )
+        chosen = settings_of(study)
+        chosen.source = question_set.source[:300]
+        chosen.save(update_fields=["source"])
+    dimensions_forget(study.pk)
+    questions_forget(study.pk)
+    logger.info(
+        "study %s: %d questions from %s", study.slug, len(question_set.questions), question_set.name
+    )
+    return len(question_set.questions)

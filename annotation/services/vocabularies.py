@@ -1,0 +1,158 @@
+"""Action vocabularies of propose-then-verify studies as data: read from a YAML or JSON
+file, checked whole, given to a study whole (docs/admins.md, "Propose, then verify").
+
+A file holds ``name``, ``source``, ``licence``, ``groups`` (each ``{key, label, limit,
+required}``: how many of the group's labels a proposer may give a segment, and whether
+one is needed) and ``actions`` (each ``{id, group, name}``; ``id`` is the number the
+exports write, AVA's action_id). ``ava`` names the AVA v2.2 vocabulary MOSaic ships
+(annotation/data/vocabularies/ava.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from django.db import transaction
+
+from annotation.errors import Conflict
+from annotation.models import (
+    Action,
+    ActionGroup,
+    Answer,
+    Candidate,
+    ProposeVerifySettings,
+    Study,
+)
+
+logger = logging.getLogger(__name__)
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "vocabularies"
+KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+
+
+class VocabularyError(ValueError):
+    """A vocabulary that cannot be used; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Group:
+    key: str
+    label: str
+    limit: int
+    required: bool
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    name: str
+    source: str
+    groups: list[Group]
+    actions: list[tuple[int, str, str]]  # (id, group key, name)
+
+
+def template_path(name: str) -> Path:
+    shipped = TEMPLATES / f"{name}.yaml"
+    return shipped if shipped.is_file() else Path(name)
+
+
+def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabulary:
+    """A vocabulary from its data (a file's content, parsed), checked whole."""
+    if not isinstance(data, dict):
+        raise VocabularyError("needs 'groups' and 'actions'")
+    groups_raw, actions_raw = data.get("groups"), data.get("actions")
+    if not isinstance(groups_raw, list) or not groups_raw:
+        raise VocabularyError("needs a 'groups' list")
+    if not isinstance(actions_raw, list) or not actions_raw:
+        raise VocabularyError("needs an 'actions' list")
+    groups = []
+    for index, raw in enumerate(groups_raw, start=1):
+        if not isinstance(raw, dict) or not KEY.match(str(raw.get("key", ""))):
+            raise VocabularyError(f"group {index}: needs a key (a slug)")
+        limit = raw.get("limit", 3)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise VocabularyError(f"group {raw['key']!r}: limit must be a whole number >= 1")
+        groups.append(
+            Group(str(raw["key"]), str(raw.get("label") or raw["key"])[:80], limit,
+                  bool(raw.get("required", False)))
+        )  # fmt: skip
+    keys = [group.key for group in groups]
+    if len(set(keys)) != len(keys):
+        raise VocabularyError("two groups share a key")
+    actions, seen = [], set()
+    for index, raw in enumerate(actions_raw, start=1):
+        if not isinstance(raw, dict):
+            raise VocabularyError(f"action {index}: not a mapping")
+        action_id, group, name = raw.get("id"), raw.get("group"), str(raw.get("name", "")).strip()
+        if isinstance(action_id, bool) or not isinstance(action_id, int) or action_id < 1:
+            raise VocabularyError(f"action {index}: id must be a whole number >= 1")
+        if action_id in seen:
+            raise VocabularyError(f"action id {action_id} is given twice")
+        if group not in keys:
+            raise VocabularyError(f"action {action_id}: group {group!r} is not a group")
+        if not name:
+            raise VocabularyError(f"action {action_id}: needs a name")
+        seen.add(action_id)
+        actions.append((action_id, group, name[:120]))
+    return Vocabulary(
+        name=str(data.get("name") or default_name),
+        source=str(data.get("source") or ""),
+        groups=groups,
+        actions=actions,
+    )
+
+
+def read_vocabulary(path: Path | str) -> Vocabulary:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        raise VocabularyError(f"cannot read {path.name}: {exc}") from None
+    try:
+        return vocabulary_from(data, default_name=path.stem)
+    except VocabularyError as exc:
+        raise VocabularyError(f"{path.name}: {exc}") from None
+
+
+def vocabulary_apply(*, study: Study, vocabulary: Vocabulary) -> int:
+    """Make the vocabulary the study's (replacing the one it has), before anyone
+    answered. Returns the number of actions."""
+    if study.design != "propose_verify":
+        raise Conflict(f"only propose-then-verify studies take a vocabulary ({study.slug})")
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        if Answer.objects.filter(item__study=study).exists():
+            raise Conflict("this study has answers: its vocabulary can no longer change")
+        if Candidate.objects.filter(item__study=study).exists():
+            raise Conflict(
+                "this study's golden segments were prepared with its vocabulary (its "
+                "sessions are built): import the vocabulary before building sessions"
+            )
+        ActionGroup.objects.filter(study=study).delete()
+        made = {
+            group.key: ActionGroup.objects.create(
+                study=study,
+                key=group.key,
+                label=group.label,
+                limit=group.limit,
+                required=group.required,
+                order=order,
+            )  # fmt: skip
+            for order, group in enumerate(vocabulary.groups)
+        }
+        Action.objects.bulk_create(
+            Action(group=made[group], action_id=action_id, name=name)
+            for action_id, group, name in vocabulary.actions
+        )
+        chosen, _ = ProposeVerifySettings.objects.get_or_create(study=study)
+        chosen.vocabulary_source = vocabulary.source[:300]
+        chosen.save(update_fields=["vocabulary_source"])
+    logger.info(
+        "study %s: vocabulary %s, %d actions", study.slug, vocabulary.name, len(vocabulary.actions)
+    )
+    return len(vocabulary.actions)

@@ -1,0 +1,518 @@
+"""The questionnaire design (VGA-Bench): what an answer may hold, how it is stored, the
+exemplar agreement behind the gate, k raters per batch, the manifest's own columns, and
+the expert audits with their re-queue, under concurrency too."""
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection, transaction
+
+from annotation.designs import DESIGNS
+from annotation.designs.questionnaire import settings_of
+from annotation.errors import Conflict, ValidationFailed
+from annotation.models import (
+    Answer,
+    Assignment,
+    BatchAudit,
+    ExpertLabel,
+    Item,
+    LabelAnswer,
+    Participation,
+    Payment,
+    Stimulus,
+)
+from annotation.services.audits import audit_decide, audit_open, audit_queue, plan_characteristic
+from annotation.services.study_import import study_import_manifest
+from quality.stats.labels.exemplars import Tolerances, answer_agrees, jaccard
+from tests.annotation.design_fixtures import (
+    EXPERT_ANSWERS,
+    Answerer,
+    tiny_questionnaire_study,
+)
+from tests.annotation.rater_fixtures import rater_client
+from tests.annotation.test_journey import take_test_and_session
+from tests.annotation.test_study_import import write_manifest
+
+pytestmark = pytest.mark.django_db
+DESIGN = DESIGNS["questionnaire"]
+
+
+def first_item(tiny, *, restricted: bool = False) -> Item:
+    videos = Stimulus.objects.filter(study=tiny.study, role="stimulus").order_by("pk")
+    video = videos.last() if restricted else videos.first()
+    return Item.objects.get(public_id=video.public_id)
+
+
+def check(tiny, answers: dict, *, restricted: bool = False):
+    item = first_item(tiny, restricted=restricted)
+    return DESIGN.check_values(data={"answers": answers}, item=item, study=tiny.study)
+
+
+# --- what an answer may hold -------------------------------------------------------------
+
+
+def test_an_answer_of_every_kind_is_checked_and_stored_as_its_kind():
+    # given
+    tiny = tiny_questionnaire_study()
+    item = first_item(tiny)
+    values = check(
+        tiny,
+        {"overall": 7.0, "object_text": "invalid", "light": ["soft_light", "hard_light"],
+         "comment": "  too dark  "},
+    )  # fmt: skip
+    client, user = rater_client()
+    participation = Participation.objects.create(rater=user.rater, study=tiny.study)
+    answer = Answer.objects.create(item=item, participation=participation, attempt=1)
+    # when
+    DESIGN.store_values(
+        answer=answer, item=item, layout=[item.members.get().stimulus], values=values
+    )
+    # then: an abstention is a flag, never the number -1; tags in the question's order
+    rows = {row.dimension.key: row for row in LabelAnswer.objects.filter(answer=answer)}
+    assert rows["overall"].number == 7.0
+    assert (rows["object_text"].invalid, rows["object_text"].number) == (True, None)
+    assert sorted(tag.tag for tag in rows["light"].tags.all()) == ["hard_light", "soft_light"]
+    assert rows["comment"].text == "too dark"
+
+
+def test_a_repeat_with_a_level_written_as_a_float_has_the_same_digest():
+    tiny = tiny_questionnaire_study()
+    as_int = check(tiny, {"overall": 7, "object_text": 2, "light": []})
+    as_float = check(tiny, {"overall": 7.0, "object_text": 2.0, "light": []})
+    assert as_int.canonical() == as_float.canonical()
+
+
+@pytest.mark.parametrize(
+    ("answers", "message"),
+    [
+        ({"overall": 11, "object_text": 2, "light": []}, "'overall' is outside its scale [0, 10]"),
+        ({"overall": 2.5, "object_text": 2, "light": []}, "'overall' is 2.5, not on its steps"),
+        ({"overall": True, "object_text": 2, "light": []}, "'overall' needs a number"),
+        ({"overall": 5, "object_text": 4, "light": []}, "'object_text' must be one of its levels"),
+        ({"overall": 5, "object_text": -1, "light": []}, "'object_text' must be one of its levels"),
+        ({"overall": 5, "object_text": 2, "light": ["neon"]}, "'light' has no tag 'neon'"),
+        ({"overall": 5, "object_text": 2, "light": "soft_light"}, "'light' needs a list of tags"),
+        ({"overall": 5, "light": []}, "question 'object_text' is not answered"),
+        ({"overall": 5, "object_text": 2, "light": [], "mood": 3}, "no question 'mood'"),
+        ({"overall": 5, "object_text": 2, "light": [], "comment": 5}, "'comment' needs a text"),
+    ],
+)
+def test_a_bad_answer_is_refused_with_a_clear_reason(answers, message):
+    tiny = tiny_questionnaire_study()
+    with pytest.raises(ValidationFailed) as refused:
+        check(tiny, answers)
+    assert message in refused.value.message
+
+
+def test_a_video_is_asked_only_the_questions_its_prompt_names():
+    # given: the last regular video is asked only the score and the tags
+    tiny = tiny_questionnaire_study()
+    item = first_item(tiny, restricted=True)
+    # when
+    payload = DESIGN.item_payload(item=item, layout=[item.members.get().stimulus])
+    # then
+    assert payload["questions"] == ["overall", "light"]
+    assert check(tiny, {"overall": 3, "light": []}, restricted=True).answers == {
+        "overall": 3.0,
+        "light": [],
+    }
+    with pytest.raises(ValidationFailed, match="'object_text' does not apply to this video"):
+        check(tiny, {"overall": 3, "light": [], "object_text": 2}, restricted=True)
+
+
+def test_a_single_choice_tag_group_takes_one_tag():
+    tiny = tiny_questionnaire_study()
+    question = tiny.study.dimensions.get(key="light").question
+    question.multiple = False
+    question.save()
+    from annotation.designs.questionnaire import questions_forget
+
+    questions_forget(tiny.study.pk)
+    with pytest.raises(ValidationFailed, match="'light' takes one tag"):
+        check(tiny, {"overall": 5, "object_text": 2, "light": ["soft_light", "hard_light"]})
+
+
+# --- exemplar agreement ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "answer", "expert", "tolerances", "agrees"),
+    [
+        ("score", 6, 7, Tolerances(score_tolerance=1), True),
+        ("score", 5, 7, Tolerances(score_tolerance=1), False),
+        ("ordinal", 2, 3, Tolerances(adjacent=True), True),
+        ("ordinal", 2, 3, Tolerances(adjacent=False), False),
+        ("ordinal", 1, 3, Tolerances(adjacent=True), False),
+        ("ordinal", "invalid", 3, Tolerances(), False),
+        ("ordinal", "invalid", "invalid", Tolerances(), True),
+        ("tags", ["a", "b"], ["a"], Tolerances(tags_jaccard=0.5), True),
+        ("tags", ["a", "b", "c"], ["a"], Tolerances(tags_jaccard=0.5), False),
+        ("tags", [], [], Tolerances(tags_jaccard=1.0), True),
+    ],
+)
+def test_exemplar_agreement_per_kind(kind, answer, expert, tolerances, agrees):
+    levels = (1.0, 2.0, 3.0) if kind == "ordinal" else ()
+    assert (
+        answer_agrees(kind=kind, answer=answer, expert=expert, levels=levels, tolerances=tolerances)
+        is agrees
+    )
+
+
+def test_jaccard_is_intersection_over_union():
+    assert jaccard(["a", "b", "c"], ["b", "c", "d"]) == 2 / 4
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_the_qualification_compares_with_the_experts_answers(right):
+    # given
+    tiny = tiny_questionnaire_study()
+    client, user = rater_client()
+    answerer = Answerer("questionnaire")
+    from tests.annotation.rater_fixtures import consent_and_tutorial
+
+    consent_and_tutorial(client, tiny)
+    # when
+    while (body := client.get(tiny.base + "next/").json())["step"] == "qualification":
+        client.post(
+            tiny.base + "answers/", answerer.answer(body["item"], right=right), format="json"
+        )
+    # then: the share is over (video x compared question): 2 videos x 3 questions
+    participation = Participation.objects.get(rater__user=user)
+    assert participation.qualification_state == ("passed" if right else "failed")
+    assert participation.qualification_share == (1.0 if right else 0.0)
+    assert len(participation.qualification_detail) == 6
+
+
+def test_the_tutorial_shows_the_exemplars_with_the_experts_answers_and_why():
+    tiny = tiny_questionnaire_study()
+    client, _ = rater_client()
+    from tests.annotation.rater_fixtures import consent_and_tutorial
+
+    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800, "pixel_ratio": 1}
+    client.post(tiny.base + "consent/", consent, format="json")
+    body = client.get(tiny.base + "tutorial/").json()
+    assert body["pairs"] == []
+    assert len(body["exemplars"]) == 2
+    first = body["exemplars"][0]
+    assert {a["question"]: a["value"] for a in first["answers"]} == EXPERT_ANSWERS
+    assert first["answers"][0]["note"] == "why"
+    assert first["video_url"]
+    del consent_and_tutorial
+
+
+# --- k raters per batch, audits, re-queue ------------------------------------------------
+
+
+def finished_batch(tiny, *, right: bool = True):
+    client, user = rater_client()
+    take_test_and_session(client, tiny, Answerer("questionnaire"), golden_right=right)
+    return Assignment.objects.get(rater__user=user), client
+
+
+def expert(name: str = "expert") -> User:
+    return User.objects.create_user(name, is_staff=True)
+
+
+def verdicts(audit: BatchAudit, wrong: int) -> dict:
+    return {
+        str(item): {"wrong": index < wrong, "note": "mislabelled" if index < wrong else ""}
+        for index, item in enumerate(audit.sample)
+    }
+
+
+def test_a_session_is_handed_out_to_k_raters_only():
+    # given: one session, one rater per video
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    # when: a second rater qualifies
+    client, user = rater_client()
+    take_test_and_session(client, tiny, Answerer("questionnaire"), golden_right=True)
+    # then: no session is left for them
+    assert not Assignment.objects.filter(rater__user=user).exists()
+    assert client.get(tiny.base + "state/").json()["step"] == "done"
+    assert batch.state == "finished"
+
+
+def test_the_audit_sample_is_drawn_once_and_the_plan_decides():
+    # given: a finished batch of 4 videos, plan n=3, c=1
+    tiny = tiny_questionnaire_study()
+    plan = settings_of(tiny.study)
+    plan.audit_sample_size, plan.audit_acceptance_number = 3, 1
+    plan.save()
+    batch, _ = finished_batch(tiny)
+    # when: two experts open it
+    first = audit_open(assignment=batch, by=expert("a"))
+    second = audit_open(assignment=batch, by=expert("b"))
+    # then: the same sample of regular videos
+    assert first.pk == second.pk and len(first.sample) == 3
+    regular = set(
+        Item.objects.filter(study=tiny.study, role="stimulus").values_list("pk", flat=True)
+    )
+    assert set(first.sample) <= regular
+    assert audit_queue(study=tiny.study) == [batch]
+    decided = audit_decide(audit=first, findings=verdicts(first, wrong=1), by=expert("c"))
+    assert (decided.verdict, decided.wrong) == ("accepted", 1)
+    assert audit_queue(study=tiny.study) == []
+    batch.refresh_from_db()
+    assert batch.state == "finished"
+
+
+def test_a_rejected_batch_is_excluded_unpaid_and_its_session_goes_to_another_rater():
+    # given
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    answers = Answer.objects.filter(assignment=batch).count()
+    audit = audit_open(assignment=batch, by=expert())
+    # when
+    audit_decide(
+        audit=audit, findings=verdicts(audit, wrong=3), reason="tags missing", by=expert("x")
+    )
+    # then: answers kept, marked excluded with the reason; payment rejected with it
+    batch.refresh_from_db()
+    assert batch.state == "excluded"
+    assert batch.admin_note == "batch rejected in its audit: tags missing"
+    assert Answer.objects.filter(assignment=batch).count() == answers
+    payment = Payment.objects.get(assignment=batch)
+    assert (payment.status, payment.note) == ("rejected", batch.admin_note)
+    # and another rater gets the same session, once
+    other, _ = finished_batch(tiny)
+    assert other.session_id == batch.session_id
+    third_client, third = rater_client()
+    take_test_and_session(third_client, tiny, Answerer("questionnaire"), golden_right=True)
+    assert not Assignment.objects.filter(rater__user=third).exists()
+
+
+def test_an_audit_without_every_verdict_is_refused_and_nothing_changes():
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    audit = audit_open(assignment=batch, by=expert())
+    findings = verdicts(audit, wrong=0)
+    findings.pop(next(iter(findings)))
+    with pytest.raises(ValidationFailed, match="every sampled video needs a verdict"):
+        audit_decide(audit=audit, findings=findings, by=expert("y"))
+    audit.refresh_from_db()
+    assert audit.verdict == ""
+
+
+def test_an_unfinished_batch_cannot_be_audited():
+    tiny = tiny_questionnaire_study()
+    client, user = rater_client()
+    take_test_and_session(client, tiny, Answerer("questionnaire"), golden_right=True)
+    batch = Assignment.objects.get(rater__user=user)
+    Assignment.objects.filter(pk=batch.pk).update(state="active")
+    with pytest.raises(Conflict, match="only a finished batch"):
+        audit_open(assignment=batch, by=expert())
+
+
+def test_the_operating_characteristic_is_the_binomial_cdf():
+    from scipy.stats import binom
+
+    rows = plan_characteristic(sample_size=13, acceptance_number=1)
+    for row in rows:
+        assert row["accept"] == pytest.approx(binom.cdf(1, 13, row["defects"]), abs=1e-12)
+
+
+# --- concurrency ------------------------------------------------------------------------
+
+
+def run_at_once(*calls) -> list:
+    """Run the calls in threads that start together; each result or exception."""
+    results: list = [None] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def run(index: int) -> None:
+        start.wait()
+        try:
+            results[index] = calls[index]()
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            results[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_experts_deciding_one_batch_at_once_leave_exactly_one_decision():
+    # given
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    audit = audit_open(assignment=batch, by=expert())
+    first, second = expert("one"), expert("two")
+    # when: one accepts, one rejects, at once
+    results = run_at_once(
+        lambda: audit_decide(audit=audit, findings=verdicts(audit, wrong=0), by=first),
+        lambda: audit_decide(audit=audit, findings=verdicts(audit, wrong=3), by=second),
+    )
+    # then
+    conflicts = [r for r in results if isinstance(r, Conflict)]
+    decided = [r for r in results if isinstance(r, BatchAudit)]
+    assert (len(conflicts), len(decided)) == (1, 1), results
+    assert "already audited" in conflicts[0].message
+    audit.refresh_from_db()
+    batch.refresh_from_db()
+    assert audit.verdict == decided[0].verdict
+    assert batch.state == ("excluded" if audit.verdict == "rejected" else "finished")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rejection_racing_the_raters_late_answer_loses_nothing_and_counts_nothing_twice():
+    # given: a finished batch whose last answer the rater's page sends again, late
+    tiny = tiny_questionnaire_study()
+    batch, client = finished_batch(tiny)
+    last = Answer.objects.filter(assignment=batch).order_by("-pk").first()
+    labels = {row.dimension.key: row for row in last.labels.select_related("dimension")}
+    values = {}
+    for key, row in labels.items():
+        tags = sorted(tag.tag for tag in row.tags.all())
+        values[key] = tags if key == "light" else ("invalid" if row.invalid else row.number)
+    late = {
+        "client_uuid": str(last.client_uuid),
+        "item": str(last.item.public_id),
+        "answers": values,
+        "shown_at": "2026-11-22T10:00:00Z",
+        "answered_at": "2026-11-22T10:00:05Z",
+    }
+    audit = audit_open(assignment=batch, by=expert())
+    user = batch.rater.user
+    from rest_framework.test import APIClient
+
+    def resend():
+        again = APIClient()
+        again.force_authenticate(user)
+        return again.post(tiny.base + "answers/", late, format="json")
+
+    # when: the lock is held while both wait, then let go
+    with transaction.atomic():
+        Assignment.objects.select_for_update().get(pk=batch.pk)
+        results = []
+        thread = threading.Thread(
+            target=lambda: results.extend(
+                run_at_once(
+                    resend,
+                    lambda: audit_decide(
+                        audit=audit, findings=verdicts(audit, wrong=3), by=expert("z")
+                    ),
+                )
+            )
+        )
+        thread.start()
+        time.sleep(0.3)
+    thread.join(timeout=30)
+    # then: the repeat is a repeat, the batch rejected, every answer there once
+    response, decided = results
+    assert response.status_code == 200 and response.json()["status"] == "repeat"
+    assert isinstance(decided, BatchAudit) and decided.verdict == "rejected"
+    assert Answer.objects.filter(assignment=batch).count() == len(batch.order)
+    assert Answer.objects.filter(client_uuid=last.client_uuid).count() == 1
+    batch.refresh_from_db()
+    assert batch.state == "excluded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_raters_starting_at_once_never_both_take_the_last_place():
+    # given: a session with room for one rater, two qualified raters
+    tiny = tiny_questionnaire_study()
+    users = []
+    for _ in range(2):
+        client, user = rater_client()
+        from tests.annotation.rater_fixtures import consent_and_tutorial
+
+        consent_and_tutorial(client, tiny)
+        while (body := client.get(tiny.base + "next/").json())["step"] == "qualification":
+            client.post(
+                tiny.base + "answers/",
+                Answerer("questionnaire").answer(body["item"]),
+                format="json",
+            )
+        users.append(user)
+    from annotation.services.assignments import assignment_start_next
+
+    participations = [Participation.objects.get(rater__user=u) for u in users]
+    # when
+    results = run_at_once(
+        *(lambda p=p: assignment_start_next(participation=p) for p in participations)
+    )
+    # then
+    started = [r for r in results if isinstance(r, Assignment)]
+    assert len(started) == 1, results
+    assert Assignment.objects.filter(session__study=tiny.study).count() == 1
+
+
+# --- the manifest's own columns ----------------------------------------------------------
+
+
+def test_the_manifest_gives_applicable_questions_exemplars_and_expert_answers(tmp_path):
+    # given
+    tiny = tiny_questionnaire_study(stimuli=0)
+    manifest = write_manifest(
+        tmp_path,
+        [
+            {"path": "a.mp4", "role": "stimulus", "questions": "overall|light"},
+            {"path": "b.mp4", "role": "tutorial", "overall_expert": "8",
+             "object_text_expert": "invalid", "light_expert": "soft_light|hard_light",
+             "note": "soft key light, no object named"},
+        ],
+    )  # fmt: skip
+    # when
+    report = study_import_manifest(study=tiny.study, manifest=manifest)
+    # then
+    plain, exemplar = Stimulus.objects.filter(pk__in=report.created).order_by("pk")
+    assert plain.asked_questions == ["overall", "light"]
+    answers = {
+        e.dimension.key: (e.value, e.note) for e in ExpertLabel.objects.filter(stimulus=exemplar)
+    }
+    assert answers == {
+        "overall": (8.0, "soft key light, no object named"),
+        "object_text": ("invalid", "soft key light, no object named"),
+        "light": (["hard_light", "soft_light"], "soft key light, no object named"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"questions": "overall|mood"}, "questions names 'mood', not a question of this study"),
+        ({"role": "golden", "overall_expert": "8"}, "needs the experts' answer to 'object_text'"),
+        ({"role": "golden", "overall_expert": "12", "object_text_expert": "2", "light_expert": ""},
+         "overall_expert: 'overall' is outside its scale"),
+        ({"overall_expert": "8"}, "a stimulus row takes no experts' answers"),
+    ],
+)  # fmt: skip
+def test_a_bad_questionnaire_manifest_row_is_refused_with_its_line(tmp_path, row, message):
+    from annotation.errors import ImportFailed
+
+    tiny = tiny_questionnaire_study(stimuli=0)
+    manifest = write_manifest(tmp_path, [{"path": "a.mp4", "role": "stimulus", **row}])
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=tiny.study, manifest=manifest)
+    assert any(line == 2 and message in text for line, text in refused.value.errors), (
+        refused.value.errors
+    )
+    assert not Stimulus.objects.filter(study=tiny.study, role="stimulus").exists()
+
+
+def test_a_slider_manifest_refuses_questionnaire_columns(tmp_path):
+    from annotation.errors import ImportFailed
+    from tests.factories import make_study
+
+    study = make_study()
+    manifest = write_manifest(tmp_path, [{"path": "a.mp4", "role": "stimulus", "note": "x"}])
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=manifest)
+    assert "unknown column 'note'" in str(refused.value.errors)
+
+
+def test_uuid_public_ids_of_items_are_their_videos():
+    tiny = tiny_questionnaire_study()
+    for item in Item.objects.filter(study=tiny.study):
+        assert item.public_id == item.members.get().stimulus.public_id
+    assert uuid.UUID(str(item.public_id))
