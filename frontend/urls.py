@@ -10,6 +10,8 @@ urlpatterns = [
     path("studies/", staff_views.studies, name="studies"),
     path("studies/<slug:slug>/monitor/", staff_views.monitor, name="monitor"),
     path("studies/<slug:slug>/results/", staff_views.results, name="results"),
+    path("studies/<slug:slug>/audits/", staff_views.audits, name="audits"),
+    path("studies/<slug:slug>/audits/<int:pk>/", staff_views.audit, name="audit"),
 ]
 
 media_urlpatterns = [

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from quality.designs.base import Analysis, Computed
 from quality.designs.preference import PREFERENCE_ANALYSIS
+from quality.designs.propose_verify import PROPOSE_VERIFY_ANALYSIS
+from quality.designs.questionnaire import QUESTIONNAIRE_ANALYSIS
 from quality.designs.ranking import RANKING_ANALYSIS
 from quality.designs.slider import SLIDER_ANALYSIS
 
 ANALYSES: dict[str, Analysis] = {
-    analysis.key: analysis for analysis in (SLIDER_ANALYSIS, PREFERENCE_ANALYSIS, RANKING_ANALYSIS)
+    analysis.key: analysis
+    for analysis in (
+        SLIDER_ANALYSIS,
+        PREFERENCE_ANALYSIS,
+        RANKING_ANALYSIS,
+        QUESTIONNAIRE_ANALYSIS,
+        PROPOSE_VERIFY_ANALYSIS,
+    )
 }
 
 

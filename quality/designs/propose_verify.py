@@ -1,0 +1,619 @@
+"""The analysis of propose-then-verify studies (AVA, PROTOCOL.md 3.4): the labels kept
+by their verifiers (at least ``keep_at_least`` say yes, AVA: 2 of 3) with the verifiers'
+Krippendorff's alpha (quality.stats.verify.verify_labels; `python -m quality verify`
+runs the same on the verdicts export), where each kept label came from, stage 1's recall
+on golden segments for the union of 1, 2, 3 ... proposers
+(quality.stats.verify.proposal_recall), the time per segment of each stage beside AVA's,
+and what proposers said outside the vocabulary (segments set aside, "other action").
+
+A segment is one person in one segment of a video; its id in every export is the
+segment's (Stimulus) public id. Exclusions take a session's answers of both stages out,
+golden ones too: the recall is that of the proposers the run counts, whose golden recall
+passed the gate (unless the study keeps failed sessions), so it leans high."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+from django.db.models import F
+
+from annotation.designs.propose import PROPOSE, VERIFY, settings_of, vocabulary_of
+from annotation.models import (
+    Answer,
+    ExpertLabel,
+    Item,
+    Proposal,
+    StageLink,
+    Stimulus,
+    Study,
+    Verdict,
+)
+from annotation.models.session import pseudonym_for
+from quality import export
+from quality.designs.base import Analysis, Computed
+from quality.designs.common import finished, with_screened
+from quality.export import Export, csv_lines, provenance_export
+from quality.plots import _empty_figure, _png, plt
+from quality.selectors import study_exclusions
+from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
+from quality.stats.verify import VERDICT_COLUMNS, VERIFY_VERSION, proposal_recall, verify_labels
+
+VERDICTS_COLUMNS = (*VERDICT_COLUMNS, "session_id")
+PROPOSALS_COLUMNS = (
+    "rater_id", "item_id", "video_id", "keyframe", "person_id", "action_id",
+    "other_action", "inappropriate", "bad_box", "session_id",
+)  # fmt: skip
+LABELS_COLUMNS = (
+    "item_id", "video_id", "keyframe", "person_id", "action_id", "action", "yes", "no", "kept",
+)  # fmt: skip
+PROVENANCE_COLUMNS = ("item_id", "action_id", "proposed_by", "yes_by", "no_by")
+SEPARATOR = "|"  # between the rater_id:answer_id entries of a provenance cell
+RULES_APPLIED = PRE_ANALYSIS_RULES
+EXPORTS = (
+    "ava.csv", "labels.csv", "provenance.csv", "proposals.csv", "verdicts.csv", "provenance.json",
+)  # fmt: skip
+RUN_EXPORTS = ("ava.csv", "labels.csv", "provenance.csv")
+FIGURES = {
+    "proposal-recall": "Recall of the experts' labels by k proposers' union (golden segments)",
+    "label-counts": "Labels proposed and kept, per action",
+}
+# Gu et al., "AVA", CVPR 2018, Sec. 3.5: seconds per segment to propose and to verify.
+AVA_SECONDS = {PROPOSE: 22.0, VERIFY: 19.7}
+SHOWN_SEGMENTS = 200  # the results page lists this many segments; the exports hold all
+
+
+def settings_for(*, study: Study) -> dict:
+    chosen = settings_of(study)
+    return {
+        "keep": chosen.keep_at_least,
+        "proposers_per_item": chosen.proposers_per_item,
+        "verifiers_per_item": chosen.verifiers_per_item,
+    }
+
+
+def _verdict_rows(study: Study) -> pd.DataFrame:
+    """Every session verdict on a regular segment (VERDICTS_COLUMNS and its answer's id)."""
+    rows = (
+        Verdict.objects.filter(
+            answer__item__study=study,
+            answer__item__role=Item.Role.STIMULUS,
+            answer__assignment__isnull=False,
+        )
+        .order_by("answer_id", "action__action_id")
+        .values_list(
+            "answer__assignment__rater_id",
+            "answer__item__members__stimulus__public_id",
+            "action__action_id",
+            "verdict",
+            "answer__assignment__session__index",
+            "answer_id",
+        )
+    )
+    records = [
+        (pseudonym_for(rater), str(segment), str(action), "yes" if said else "no", session, pk)
+        for rater, segment, action, said, session, pk in rows.iterator(chunk_size=20000)
+    ]
+    frame = pd.DataFrame(records, columns=[*VERDICTS_COLUMNS, "answer_id"])
+    frame["session_id"] = frame["session_id"].astype(np.int64)
+    return frame
+
+
+def verdicts_frame(*, study: Study) -> pd.DataFrame:
+    """The study's session verdicts on its regular segments in the `python -m quality
+    verify` format (item_id: the segment's id, label: the action id, verdict yes or no),
+    with the session index; golden segments are quality control, not data."""
+    return _verdict_rows(study)[list(VERDICTS_COLUMNS)]
+
+
+def _proposal_answers(study: Study, role: str) -> pd.DataFrame:
+    """The session answers of stage 1 on segments of the role, one row each, oldest
+    first: rater, segment, session, the labels (action ids), the other action and flags."""
+    answers = Answer.objects.filter(
+        item__study=study, item__role=role, item__dimension__key=PROPOSE, assignment__isnull=False
+    )
+    labels: dict[int, list[int]] = {}
+    proposed = Proposal.objects.filter(answer__in=answers).order_by(
+        "answer_id", "action__action_id"
+    )
+    for answer, action in proposed.values_list("answer_id", "action__action_id").iterator():
+        labels.setdefault(answer, []).append(action)
+    rows = answers.order_by("pk").values_list(
+        "pk",
+        "assignment__rater_id",
+        "item__members__stimulus__public_id",
+        "assignment__session__index",
+        "flags__other_action",
+        "flags__inappropriate",
+        "flags__bad_box",
+    )
+    records = [
+        (pk, pseudonym_for(rater), str(segment), session, labels.get(pk, []), other or "",
+         bool(inappropriate), bool(bad_box))
+        for pk, rater, segment, session, other, inappropriate, bad_box in rows.iterator()
+    ]  # fmt: skip
+    columns = ["answer_id", "rater_id", "item_id", "session_id", "labels", "other_action",
+               "inappropriate", "bad_box"]  # fmt: skip
+    frame = pd.DataFrame(records, columns=columns)
+    frame["session_id"] = frame["session_id"].astype(np.int64)
+    return frame
+
+
+def _segments(study: Study) -> dict[str, dict]:
+    """Each segment's place: video_id, keyframe, box and person_id, by its id."""
+    rows = Stimulus.objects.filter(study=study).values_list("public_id", "segment")
+    return {
+        str(pk): {
+            "video_id": segment.get("video_id", ""),
+            "keyframe": segment.get("keyframe"),
+            "box": segment.get("box") or [0.0, 0.0, 1.0, 1.0],
+            "person_id": segment.get("person_id", 0),
+        }
+        for pk, segment in rows.iterator()
+    }
+
+
+def proposals_rows(*, study: Study) -> Iterator[tuple]:
+    """proposals.csv's rows (PROPOSALS_COLUMNS): a row per proposed label, and a row
+    without action_id for an answer that gave another action, raised a flag or gave no
+    label (its other_action and flags)."""
+    segments = _segments(study)
+    answers = _proposal_answers(study, Item.Role.STIMULUS)
+    for a in answers.itertuples(index=False):
+        place = segments.get(a.item_id, {})
+        where = (a.rater_id, a.item_id, place.get("video_id"), place.get("keyframe"),
+                 place.get("person_id"))  # fmt: skip
+        for action in a.labels:
+            yield (*where, action, None, None, None, a.session_id)
+        if a.other_action or a.inappropriate or a.bad_box or not a.labels:
+            yield (*where, None, a.other_action, a.inappropriate, a.bad_box, a.session_id)
+
+
+def _answer_rows(study: Study) -> pd.DataFrame:
+    """Every session answer on a regular segment (both stages): rater, session, stage and
+    the seconds it took (answered_at - shown_at, or the video's watch time without
+    them; NaN when neither is known)."""
+    rows = (
+        Answer.objects.filter(
+            item__study=study, item__role=Item.Role.STIMULUS, assignment__isnull=False
+        )
+        .order_by("pk")
+        .values_list(
+            "assignment__rater_id",
+            "assignment__session__index",
+            "item__dimension__key",
+            "shown_at",
+            "answered_at",
+            "watch_time_ms",
+        )
+    )
+    records = []
+    for rater, session, stage, shown, answered, watched in rows.iterator(chunk_size=20000):
+        seconds = (answered - shown).total_seconds() if shown and answered else math.nan
+        if not seconds > 0:
+            seconds = watched / 1000 if watched else math.nan
+        records.append((pseudonym_for(rater), session, stage, seconds))
+    frame = pd.DataFrame(records, columns=["rater_id", "session_id", "stage", "seconds"])
+    frame["session_id"] = frame["session_id"].astype(np.int64)
+    return frame
+
+
+def stage_times(answers: pd.DataFrame) -> dict:
+    """Per stage: answers, those timed, and the median and mean seconds per segment, with
+    AVA's figure beside them."""
+    out = {}
+    for stage in (PROPOSE, VERIFY):
+        seconds = answers.loc[answers["stage"] == stage, "seconds"]
+        timed = seconds.dropna()
+        out[stage] = {
+            "answers": len(seconds),
+            "timed": len(timed),
+            "median_s": float(timed.median()) if len(timed) else None,
+            "mean_s": float(timed.mean()) if len(timed) else None,
+            "ava_s": AVA_SECONDS[stage],
+        }
+    return out
+
+
+def _counted(frame: pd.DataFrame, index: ExclusionIndex) -> pd.DataFrame:
+    return frame[index.rules(frame["rater_id"], frame["session_id"]) == ""]
+
+
+def golden_recall(study: Study, index: ExclusionIndex) -> dict | None:
+    """Stage 1's recall of the experts' labels on golden segments (proposal_recall), a
+    rater's first counted answer to each; None without golden answers."""
+    answers = _counted(_proposal_answers(study, Item.Role.GOLDEN), index)
+    answers = answers.drop_duplicates(["rater_id", "item_id"], keep="first")
+    truth = [
+        (str(segment), str(action))
+        for segment, value in ExpertLabel.objects.filter(
+            stimulus__study=study, stimulus__role=Stimulus.Role.GOLDEN, dimension__key=PROPOSE
+        ).values_list("stimulus__public_id", "value")
+        for action in sorted(set(value))
+    ]
+    if answers.empty or not truth:
+        return None
+    proposals = pd.DataFrame(
+        [(a.rater_id, a.item_id, str(label)) for a in answers.itertuples()
+         for label in (a.labels or [""])],
+        columns=["rater_id", "item_id", "label"],
+    )  # fmt: skip
+    recall = proposal_recall(
+        proposals=proposals, truth=pd.DataFrame(truth, columns=["item_id", "label"])
+    )
+    return recall.summary_dict()
+
+
+def _who(rater: str, answer: int) -> str:
+    return f"{rater}:{answer}"
+
+
+def provenance_rows(study: Study, kept: pd.DataFrame, verdicts: pd.DataFrame) -> list[dict]:
+    """For each kept label (kept: item_id, label): the proposals in when the segment's
+    verify item was made (its candidates' source) and the counted verdicts, yes and no."""
+    proposed: dict[tuple[str, int], list[str]] = {}
+    rows = (
+        Proposal.objects.filter(
+            answer__item__study=study,
+            answer__item__role=Item.Role.STIMULUS,
+            answer__assignment__isnull=False,
+            answer__received_at__lte=F("answer__item__verify_link__created_at"),
+        )
+        .order_by("answer_id")
+        .values_list(
+            "answer__item__members__stimulus__public_id",
+            "action__action_id",
+            "answer__assignment__rater_id",
+            "answer_id",
+        )
+    )
+    for segment, action, rater, answer in rows.iterator(chunk_size=20000):
+        proposed.setdefault((str(segment), action), []).append(_who(pseudonym_for(rater), answer))
+    said: dict[tuple[str, int, str], list[str]] = {}
+    for v in verdicts.itertuples(index=False):
+        key = (v.item_id, int(v.label), v.verdict)
+        said.setdefault(key, []).append(_who(v.rater_id, v.answer_id))
+    return [
+        {
+            "item_id": item,
+            "action_id": action,
+            "proposed_by": proposed.get((item, action), []),
+            "yes_by": said.get((item, action, "yes"), []),
+            "no_by": said.get((item, action, "no"), []),
+        }
+        for item, action in zip(kept["item_id"], kept["action_id"], strict=True)
+    ]
+
+
+def label_counts(study: Study, proposals: pd.DataFrame, labels: pd.DataFrame) -> list[dict]:
+    """Per action of the vocabulary (its order): proposals on regular segments, the
+    segments where it was verified and those where it was kept."""
+    proposed = pd.Series([a for row in proposals["labels"] for a in row], dtype=np.int64)
+    proposed = proposed.value_counts().to_dict()
+    verified = labels["action_id"].value_counts().to_dict()
+    kept = labels.loc[labels["kept"], "action_id"].value_counts().to_dict()
+    vocabulary = vocabulary_of(study.pk)
+    return [
+        {
+            "action_id": action.action_id,
+            "action": action.name,
+            "group": group.key,
+            "proposed": int(proposed.get(action.action_id, 0)),
+            "verified": int(verified.get(action.action_id, 0)),
+            "kept": int(kept.get(action.action_id, 0)),
+        }
+        for group in vocabulary.groups
+        for action in group.actions.all()
+    ]
+
+
+def set_aside(study: Study, segments: dict[str, dict]) -> list[dict]:
+    """The regular segments a majority of their proposers flagged (or none gave a
+    label), left to staff, with the flag counts."""
+    rows = (
+        StageLink.objects.filter(
+            propose_item__study=study, propose_item__role=Item.Role.STIMULUS, set_aside=True
+        )
+        .order_by("pk")
+        .values_list("propose_item__members__stimulus__public_id", "flags")
+    )
+    return [
+        {"item_id": str(segment), **segments.get(str(segment), {}),
+         "inappropriate": flags.get("inappropriate", 0), "bad_box": flags.get("bad_box", 0)}
+        for segment, flags in rows
+    ]  # fmt: skip
+
+
+def _json_ready(value):
+    """NaN and infinities as null, numpy scalars as Python's, recursively."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def execute(*, run) -> Computed:
+    """The study's verdicts, less those its exclusions take out, through verify_labels
+    with the run's keep; with the provenance of each kept label, stage 1's golden recall,
+    the times per stage, the segments set aside and the other actions."""
+    study = run.study
+    exclusions = study_exclusions(study=study)
+    index = ExclusionIndex(exclusions)
+    answers = _answer_rows(study)
+    verdicts = _verdict_rows(study)
+    proposals = _proposal_answers(study, Item.Role.STIMULUS)
+    if verdicts.empty:
+        chosen = settings_of(study)
+        raise ValueError(
+            f"no verdicts yet: {len(proposals)} stage-1 answers on "
+            f"{proposals['item_id'].nunique()} segments so far; a segment is verified once "
+            f"{chosen.proposers_per_item} proposers have answered it"
+        )
+    rules = index.rules(answers["rater_id"], answers["session_id"])
+    counted = _counted(verdicts, index)
+    if counted.empty:
+        raise ValueError(
+            f"every one of the study's {len(verdicts)} verdicts is excluded "
+            f"({', '.join(sorted({e.rule for e in exclusions}))})"
+        )
+    keep = run.settings_snapshot["keep"]
+    result = verify_labels(counted[list(VERDICT_COLUMNS)].reset_index(drop=True), keep=keep)
+    segments = _segments(study)
+    place = pd.DataFrame([{"item_id": k, **segments[k]} for k in result.labels["item_id"].unique()])
+    order = place.sort_values(["video_id", "keyframe", "person_id", "item_id"])
+    rank = {item: i for i, item in enumerate(order["item_id"])}  # the segments' order
+    labels = result.labels.assign(
+        action_id=result.labels["label"].astype(np.int64), at=result.labels["item_id"].map(rank)
+    )
+    labels = labels.sort_values(["at", "action_id"]).reset_index(drop=True)
+    kept_by = labels[labels["kept"]].groupby("item_id")["action_id"].agg(list).to_dict()
+    proposals = _counted(proposals, index)
+    summary = _json_ready(result.summary_dict())
+    summary["settings"] = dict(run.settings_snapshot)
+    summary["segments"] = _json_ready(
+        [{**row, "kept": kept_by.get(row["item_id"], [])} for row in order.to_dict("records")]
+    )
+    summary["labels"] = _json_ready(
+        labels[["item_id", "action_id", "yes", "no", "kept"]].to_dict("records")
+    )
+    summary["label_counts"] = label_counts(study, proposals, labels)
+    summary["provenance"] = provenance_rows(study, labels[labels["kept"]], counted)
+    summary["recall"] = _json_ready(golden_recall(study, index))
+    summary["times"] = stage_times(answers[rules == ""])
+    summary["set_aside"] = _json_ready(set_aside(study, segments))
+    summary["other_actions"] = [
+        {"item_id": a.item_id, "rater_id": a.rater_id, "text": a.other_action,
+         **{k: segments.get(a.item_id, {}).get(k) for k in ("video_id", "keyframe", "person_id")}}
+        for a in proposals.itertuples() if a.other_action
+    ]  # fmt: skip
+    summary["counts"].update(
+        proposals=int(sum(len(row) for row in proposals["labels"])),
+        proposal_answers=len(proposals),
+        segments_with_labels=len(kept_by),
+        fractional_keyframes=int(sum(not float(k or 0).is_integer() for k in order["keyframe"])),
+    )
+    exclusions = with_screened(exclusions, [], rows=answers, rules=rules)
+    return finished(
+        study=study, summary=summary, exclusions=exclusions, rules=RULES_APPLIED,
+        rows=len(answers), version=VERIFY_VERSION,
+    )  # fmt: skip
+
+
+# --- exports ---------------------------------------------------------------------------
+
+
+def _corner(value: float) -> str:
+    """AVA writes corners with three decimals; more where the box has them."""
+    text = f"{value:.6f}".rstrip("0")
+    return text + "0" * max(0, 3 - len(text.split(".")[1]))
+
+
+def _timestamp(seconds: float) -> str:
+    """AVA's middle_frame_timestamp: whole seconds, four digits ("0902"); a fractional
+    keyframe keeps its fraction (AVA's own evaluation reads whole seconds only)."""
+    if float(seconds).is_integer():
+        return f"{int(seconds):04d}"
+    return f"{seconds:.6f}".rstrip("0")
+
+
+def ava_lines(summary: dict) -> Iterator[str]:
+    """One line per kept label, in AVA's published format: ``video_id,
+    middle_frame_timestamp, x1, y1, x2, y2, action_id, person_id``, no header (the
+    published ava_{train,val}_v2.x.csv have none; their first line is
+    ``-5KQ66BBWC4,0902,0.077,0.151,0.283,0.811,80,1``), corners as shares of the frame
+    in [0, 1], sorted by video, keyframe, person and action. Not made spreadsheet-safe:
+    AVA's YouTube ids may start with "-"."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for segment in summary.get("segments", []):
+        corners = [_corner(float(c)) for c in segment["box"]]
+        for action in sorted(segment["kept"]):
+            writer.writerow([segment["video_id"], _timestamp(segment["keyframe"]), *corners,
+                             action, segment["person_id"]])  # fmt: skip
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+
+
+def labels_rows(summary: dict) -> Iterator[tuple]:
+    names = {c["action_id"]: c["action"] for c in summary.get("label_counts", [])}
+    places = {s["item_id"]: s for s in summary.get("segments", [])}
+    for row in summary.get("labels", []):
+        s = places.get(row["item_id"], {})
+        yield (row["item_id"], s.get("video_id"), s.get("keyframe"), s.get("person_id"),
+               row["action_id"], names.get(row["action_id"], ""), row["yes"], row["no"],
+               row["kept"])  # fmt: skip
+
+
+def export_propose_verify(*, study: Study, name: str, run) -> Export:
+    slug = study.slug
+    csv_type = "text/csv; charset=utf-8"
+    if name == "ava.csv":
+        return Export(ava_lines(run.summary), f"{slug}-ava-run{run.pk}.csv", csv_type)
+    if name == "labels.csv":
+        lines = csv_lines(LABELS_COLUMNS, labels_rows(run.summary))
+        return Export(lines, f"{slug}-labels-run{run.pk}.csv", csv_type)
+    if name == "provenance.csv":
+        rows = (
+            (p["item_id"], p["action_id"],
+             *(SEPARATOR.join(p[k]) for k in ("proposed_by", "yes_by", "no_by")))
+            for p in run.summary.get("provenance", [])
+        )  # fmt: skip
+        return Export(
+            csv_lines(PROVENANCE_COLUMNS, rows), f"{slug}-provenance-run{run.pk}.csv", csv_type
+        )
+    if name in ("proposals.csv", "verdicts.csv"):
+        index = ExclusionIndex(export.run_exclusions(study=study, run=run))
+        if name == "proposals.csv":
+            rows, header = proposals_rows(study=study), PROPOSALS_COLUMNS
+        else:
+            rows, header = verdicts_frame(study=study).itertuples(index=False), VERDICTS_COLUMNS
+        marked = ((*row, index.rule(row[0], row[-1])) for row in rows)
+        return Export(csv_lines([*header, "excluded"], marked), f"{slug}-{name}", csv_type)
+    return provenance_export(study=study, run=run)
+
+
+# --- figures and the results page --------------------------------------------------------
+
+
+def available(summary: dict) -> list[str]:
+    found = {
+        "proposal-recall": bool((summary.get("recall") or {}).get("curve")),
+        "label-counts": any(c["proposed"] for c in summary.get("label_counts", [])),
+    }
+    return [name for name in FIGURES if found[name]]
+
+
+def _shown_k(summary: dict) -> int:
+    """The recall table and the curve's labels stop at 3 proposers or the study's number,
+    whichever is more (every proposer of a stage answers its golden segments)."""
+    return max(3, summary.get("settings", {}).get("proposers_per_item", 3))
+
+
+def recall_curve(recall: dict | None, proposers: int, shown: int) -> bytes:
+    """recall(k) against k, the study's proposers per segment marked, the first `shown`
+    points labelled with their values."""
+    curve = (recall or {}).get("curve") or {}
+    if not curve:
+        return _empty_figure(FIGURES["proposal-recall"], "no golden segment proposed for yet")
+    ks = sorted(int(k) for k in curve)
+    values = [curve[str(k)] for k in ks]
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    ax.plot(ks, values, marker="o")
+    for k, value in zip(ks[:shown], values, strict=False):
+        ax.annotate(f"{value:.2f}", (k, value), textcoords="offset points", xytext=(0, 7),
+                    ha="center", fontsize="small")  # fmt: skip
+    ax.axvline(
+        proposers, color="grey", ls="--", lw=0.8, label=f"proposers per segment: {proposers}"
+    )
+    ax.set_xticks(ks)
+    ax.set_xlim(min(ks) - 0.3, max(ks) + 0.3)
+    ax.set_xlabel("proposers k (union of their proposals)")
+    ax.set_ylabel("recall of the experts' labels")
+    ax.set_ylim(0, 1.12)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.set_title(FIGURES["proposal-recall"], fontsize="medium")
+    return _png(fig)
+
+
+def _short(name: str, most: int = 36) -> str:
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
+def label_count_bars(counts: list[dict]) -> bytes:
+    """Per action proposed at least once: proposals and segments where it was kept."""
+    shown = [c for c in counts if c["proposed"] or c["kept"]]
+    if not shown:
+        return _empty_figure(FIGURES["label-counts"], "no label proposed yet")
+    names = [f"{c['action_id']} {_short(c['action'])}" for c in shown][::-1]
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.32 * len(shown)))
+    positions = np.arange(len(shown))
+    ax.barh(positions + 0.2, [c["proposed"] for c in shown][::-1], 0.4, label="proposed")
+    ax.barh(positions - 0.2, [c["kept"] for c in shown][::-1], 0.4, label="kept (segments)")
+    ax.set_yticks(positions, names, fontsize="small")
+    ax.set_xlabel("count")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.set_title(FIGURES["label-counts"], fontsize="medium")
+    return _png(fig)
+
+
+def draw(*, name: str, run) -> bytes:
+    summary = run.summary
+    if name == "proposal-recall":
+        proposers = summary.get("settings", {}).get("proposers_per_item", 3)
+        return recall_curve(summary.get("recall"), proposers, _shown_k(summary))
+    if name == "label-counts":
+        return label_count_bars(summary.get("label_counts", []))
+    raise KeyError(name)
+
+
+def results_context(*, run) -> dict:
+    """The kept labels per segment (by name; the first SHOWN_SEGMENTS), the per-label
+    counts, the verifiers' alpha and accuracy, the recall curve, the times per stage
+    beside AVA's, the segments set aside and the other actions."""
+    summary = run.summary
+    counts = summary.get("label_counts", [])
+    names = {c["action_id"]: c["action"] for c in counts}
+    segments = summary.get("segments", [])
+    recall = summary.get("recall") or {}
+    curve = recall.get("curve") or {}
+    proposer_recall = recall.get("proposer_recall") or {}
+    return {
+        "pv_counts": summary.get("counts", {}),
+        "pv_settings": summary.get("settings", {}),
+        "pv_alpha": summary.get("alpha"),
+        "pv_segments": [
+            {**s, "kept_names": [f"{a} {names.get(a, '')}".strip() for a in s["kept"]]}
+            for s in segments[:SHOWN_SEGMENTS]
+        ],
+        "pv_segments_hidden": max(0, len(segments) - SHOWN_SEGMENTS),
+        "pv_label_counts": [c for c in counts if c["proposed"] or c["verified"]],
+        "pv_verifiers": [
+            {"rater_id": rater, **figures}
+            for rater, figures in sorted((summary.get("verifier_accuracy") or {}).items())
+        ],
+        "pv_recall": [
+            {"k": int(k), "recall": curve[k], "labels": recall.get("curve_labels", {}).get(k)}
+            for k in sorted(curve, key=int)
+            if int(k) <= _shown_k(summary)
+        ],
+        "pv_recall_counts": recall.get("counts", {}),
+        "pv_proposers": [
+            {"rater_id": rater, "recall": value} for rater, value in sorted(proposer_recall.items())
+        ],
+        "pv_times": [  # in the stages' order (a stored JSON object keeps none)
+            {"stage": stage, **summary["times"][stage]}
+            for stage in (PROPOSE, VERIFY)
+            if stage in summary.get("times", {})
+        ],
+        "pv_set_aside": summary.get("set_aside", []),
+        "pv_other_actions": summary.get("other_actions", []),
+    }
+
+
+PROPOSE_VERIFY_ANALYSIS = Analysis(
+    key="propose_verify",
+    settings_for=settings_for,
+    execute=execute,
+    exports=EXPORTS,
+    run_exports=RUN_EXPORTS,
+    export=export_propose_verify,
+    figures=FIGURES,
+    available=available,
+    draw=draw,
+    results_template="frontend/staff/results/propose_verify.html",
+    results_context=results_context,
+    rules=RULES_APPLIED,
+    rows_noun="answers",
+)
