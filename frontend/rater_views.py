@@ -73,6 +73,43 @@ def rater_strings() -> dict[str, str]:
         "ranking_remove": gettext("Take back"),
         "ranking_watch_all": gettext("Play every video to its end first ({left} left)."),
         "ranking_place_all": gettext("Place every video, from best to worst."),
+        "questionnaire_watch_first": gettext(
+            "Watch the whole video first: the questions open when it ends."
+        ),
+        "questionnaire_left": gettext("Still to answer ({left}): {names}."),
+        "questionnaire_ready": gettext("Press Next (or Enter) to save your answers."),
+        "questionnaire_answered": gettext("{answered} of {total} answered"),
+        "questionnaire_invalid": gettext("Invalid question"),
+        "questionnaire_none": gettext("None of these"),
+        "questionnaire_several": gettext("Choose every tag that applies."),
+        "questionnaire_one": gettext("Choose the one tag that applies."),
+        "questionnaire_optional": gettext("(optional)"),
+        "questionnaire_count": gettext("{count} / {limit} characters"),
+        "questionnaire_score": gettext("{value} (on a scale from {min} to {max})"),
+        "exemplar_answer": gettext("The experts' answer: {value}"),
+        "exemplar_why": gettext("Why: {note}"),
+        "pv_watch_first": gettext(
+            "Watch the whole segment first: answering opens when it has played to its end."
+        ),
+        "pv_group_one": gettext("{group}: choose {limit}"),
+        "pv_group_range": gettext("{group}: choose 1 to {limit}"),
+        "pv_group_up_to": gettext("{group}: up to {limit}"),
+        "pv_group_full": gettext("{group}: {limit} at most. Take one back (✕) to choose another."),
+        "pv_max_labels": gettext(
+            "At most {max} labels per segment. Take one back (✕) to choose another."
+        ),
+        "pv_no_match": gettext("No action matches: try another word."),
+        "pv_matches": gettext("{count} actions match: pick one, or type more."),
+        "pv_enter_picks": gettext("Enter picks “{name}”."),
+        "pv_remove": gettext("Take back {name}"),
+        "pv_count": gettext("({count} of at most {max})"),
+        "pv_choose_required": gettext(
+            "Still to choose: {groups} (or flag the segment when you cannot)."
+        ),
+        "pv_verify_left": gettext("Say yes or no to every label ({left} left)."),
+        "pv_yes": gettext("Yes"),
+        "pv_no": gettext("No"),
+        "pv_ready": gettext("Press Next (or Enter) to save your answer."),
         "ready": gettext("Press Next (or Enter) to save your rating."),
         "video_failed": gettext("The video could not be loaded."),
         "progress": gettext("{position} / {length}"),

@@ -11,12 +11,12 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 
 from annotation.models import Rater, Study
-from frontend.demo import gaia, preference, ranking
+from frontend.demo import gaia, preference, propose_verify, questionnaire, ranking
 from frontend.demo.gaia import gaia_prompts
 from frontend.demo.simulate import finished_run
 
 DEMO_PASSWORD = "mosaic-demo"
-DEMOS = (gaia, preference, ranking)
+DEMOS = (gaia, preference, ranking, questionnaire, propose_verify)
 
 
 def _demo_user(username: str, **flags) -> User:

@@ -56,10 +56,10 @@ def model_rows(clip_dir: Path, clean: Path, *, stem: str, content: str, labels: 
     return rows
 
 
-def write_manifest(clip_dir: Path, rows: list[dict]) -> Path:
+def write_manifest(clip_dir: Path, rows: list[dict], *, columns: list[str] | None = None) -> Path:
     manifest = clip_dir / "manifest.csv"
     with open(manifest, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=MANIFEST_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns or MANIFEST_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     return manifest

@@ -30,18 +30,25 @@ def simulated_raters_of(study: Study):
 
 @transaction.atomic
 def simulate_raters(
-    *, study: Study, profiles: list[dict], values: Simulate, seed: int = 0
+    *,
+    study: Study,
+    profiles: list[dict],
+    values: Simulate,
+    seed: int = 0,
+    sessions=None,
+    first_number: int = 1,
 ) -> list[Rater]:
-    """One simulated rater per profile, each answering every session of the study (its
-    ready items, in their own shuffled order). Does nothing when the study has simulated
-    raters already."""
-    if simulated_raters_of(study).exists():
+    """One simulated rater per profile, each answering every session of the study (or of
+    `sessions`: its ready items, in their own shuffled order), numbered from
+    `first_number`. Does nothing when the study has simulated raters numbered so
+    already."""
+    if simulated_raters_of(study).filter(external_id=f"SIM-{study.slug}-{first_number:02d}"):
         return []
     design = design_of(study)
     rng = np.random.default_rng(seed)
     now = timezone.now()
     made = []
-    for number, profile in enumerate(profiles, start=1):
+    for number, profile in enumerate(profiles, start=first_number):
         name = f"SIM-{study.slug}-{number:02d}"
         user = User.objects.create(username=name.lower())
         user.set_unusable_password()
@@ -56,7 +63,8 @@ def simulate_raters(
             qualification_order_seed=secrets.randbits(62),
         )
         answered = 0
-        for session in Session.objects.filter(study=study).order_by("index"):
+        chosen = sessions if sessions is not None else Session.objects.filter(study=study)
+        for session in chosen.order_by("index"):
             items = list(
                 session.items.exclude(item__members__stimulus__status="failed")
                 .values_list("item_id", flat=True)

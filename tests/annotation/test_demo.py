@@ -3,7 +3,18 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotation.designs import DESIGNS
-from annotation.models import Answer, Rater, Stimulus, Study, TutorialPair
+from annotation.models import (
+    Answer,
+    BatchAudit,
+    Participation,
+    Rater,
+    Session,
+    Stimulus,
+    Study,
+    TutorialPair,
+)
+from annotation.services.audits import audit_queue
+from annotation.services.rater_flow import sessions_left
 from frontend.demo.simulate import finished_run
 from media_pipeline.models import MetricScore
 from quality.models import AnalysisRun
@@ -38,7 +49,7 @@ def test_demo_study_is_ready_to_rate(
     # and every design has its demo, with labelled simulated answers and a finished run
     for demo in Study.objects.all():
         simulated = Rater.objects.filter(participations__study=demo, is_simulated=True)
-        assert simulated.count() >= 5
+        assert simulated.count() >= (3 if demo.design == "questionnaire" else 5)
         assert all(r.external_id.startswith(f"SIM-{demo.slug}-") for r in simulated)
         assert Answer.objects.filter(item__study=demo, assignment__isnull=False).exists()
         run = AnalysisRun.objects.get(study=demo)
@@ -51,6 +62,32 @@ def test_demo_study_is_ready_to_rate(
     ranking = AnalysisRun.objects.get(study__slug="ranking-demo").summary
     for question in ("aesthetics", "text_consistency"):
         assert ranking["kemeny"][question]["*"]["order"][0] == "Crisp"
+    # the questionnaire demo: exemplars, one accepted and one rejected audit, a batch
+    # waiting for the newcomer's audit, and the rejected batch's session open again
+    questionnaire = Study.objects.get(slug="questionnaire-demo")
+    audits = BatchAudit.objects.filter(assignment__session__study=questionnaire)
+    assert sorted(audits.values_list("verdict", flat=True)) == ["accepted", "rejected"]
+    assert len(audit_queue(study=questionnaire)) == 1
+    assert Stimulus.objects.filter(study=questionnaire, role="tutorial").count() == 2
+    asked = Stimulus.objects.filter(study=questionnaire, role="stimulus").first().asked_questions
+    assert asked[0] == "aes_overall_score" and 3 <= len(asked) <= 5  # kept through transcoding
+    newcomer = Participation.objects.create(rater=Rater.objects.get(user__username="rater"),
+                                            study=questionnaire)  # fmt: skip
+    assert sessions_left(newcomer)
+    # the propose-then-verify demo: 3 s segments, a verify session done by simulated
+    # verifiers, and a propose session with room for one real proposer
+    segments = Stimulus.objects.filter(study__slug="propose-verify-demo", role="stimulus")
+    assert segments.count() == 9
+    assert all(abs(s.duration_s - 3.0) < 0.2 for s in segments)
+    verify_sessions = Session.objects.filter(
+        study__slug="propose-verify-demo", items__item__dimension__key="verify"
+    ).distinct()
+    assert verify_sessions.count() == 1
+    assert verify_sessions.get().assignments.count() == 3
+    proposer = Participation.objects.create(
+        rater=Rater.objects.get(user__username="rater"), study=segments.first().study
+    )
+    assert sessions_left(proposer)
     # and running it again changes nothing
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20

@@ -153,3 +153,15 @@ def ranking_study(clip):
     from tests.annotation.design_fixtures import tiny_ranking_study
 
     return with_clips(tiny_ranking_study, clip, "Play every video, then order them.")
+
+
+@pytest.fixture
+def questionnaire_study(clip):
+    """The tiny questionnaire study (the small question set of every kind; four regular
+    videos, the last asked only the score and the tags; golden, qualification and
+    exemplar videos with the experts' answers) with real clips."""
+    from tests.annotation.design_fixtures import tiny_questionnaire_study
+
+    return with_clips(
+        tiny_questionnaire_study, clip, "Watch each video, then answer the questions about it."
+    )

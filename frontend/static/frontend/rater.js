@@ -198,9 +198,9 @@ function showConsent() {
 async function showTutorial() {
   showStep("tutorial");
   $("#tutorial-intro").replaceChildren(fromTemplate("tutorial-intro-template"));
-  const { pairs } = await api.get("tutorial");
+  const { pairs, exemplars = [] } = await api.get("tutorial");
   const groups = $("#tutorial-groups");
-  groups.replaceChildren();
+  groups.replaceChildren(...(exemplars.length ? await exemplarGroups(exemplars) : []));
   const dimensions = new Map((state.dimensions || []).map((d) => [d.key, d]));
   let group = null;
   pairs.forEach((pair, index) => {
@@ -216,7 +216,7 @@ async function showTutorial() {
   });
   const empty = $("#tutorial-empty");
   empty.textContent = t("no_tutorial");
-  empty.hidden = pairs.length > 0;
+  empty.hidden = pairs.length + exemplars.length > 0;
   const done = $("#tutorial-done");
   done.disabled = false;
   done.onclick = () => {
@@ -226,6 +226,45 @@ async function showTutorial() {
       return route(state.step, state);
     });
   };
+}
+
+/** The experts' exemplars (questionnaire): question by question, each video asked it
+ * with its prompt, the experts' answer in the question's terms (the widget module's
+ * `answerText`) and why. */
+async function exemplarGroups(exemplars) {
+  const { answerText = (question, value) => String(value) } = await loadWidgetModule();
+  const questions = new Map((state.questions || []).map((q) => [q.key, q]));
+  const keys = new Set(questions.keys());
+  for (const answer of exemplars.flatMap((exemplar) => exemplar.answers)) keys.add(answer.question);
+  const groups = [];
+  for (const key of keys) {
+    const question = questions.get(key);
+    const shown = exemplars.flatMap((exemplar) =>
+      exemplar.answers.filter((a) => a.question === key).map((answer) => [exemplar, answer]),
+    );
+    if (!shown.length) continue;
+    const group = fromTemplate("exemplar-group-template");
+    group.dataset.question = key;
+    field(group, "label").textContent = question?.label || key;
+    field(group, "help").textContent = question?.text || "";
+    for (const [exemplar, answer] of shown) {
+      const node = fromTemplate("exemplar-template");
+      node.dataset.video = exemplar.id;
+      const video = field(node, "video");
+      video.src = exemplar.video_url;
+      if (exemplar.poster_url) video.poster = exemplar.poster_url;
+      field(node, "prompt").textContent = exemplar.prompt || "";
+      field(node, "prompt-line").hidden = !exemplar.prompt;
+      field(node, "answer").textContent = t("exemplar_answer", {
+        value: answerText(question, answer.value, t),
+      });
+      field(node, "note").textContent = answer.note ? t("exemplar_why", { note: answer.note }) : "";
+      field(node, "note").hidden = !answer.note;
+      field(group, "exemplars").append(node);
+    }
+    groups.push(group);
+  }
+  return groups;
 }
 
 function tutorialPair(pair, dimension, index) {
@@ -270,7 +309,6 @@ function tutorialPair(pair, dimension, index) {
 // counts down itself so that a rater without a connection rests too.
 
 let rating = null; // the item on screen: {item, kind, widget, shownAt, submitting}
-let Widget = null; // the design's widget class, imported once
 let win = null; // {items, ends, restSeconds, preload, kind, position, length}; items[0] is shown
 
 const media = new MediaStore({ onChange: () => showAhead() });
@@ -310,9 +348,15 @@ function showProgress(body) {
   });
 }
 
+let widgetModule = null; // the design's widget module, imported once
+
+async function loadWidgetModule() {
+  if (!widgetModule) widgetModule = await import(state.widget_url);
+  return widgetModule;
+}
+
 async function loadWidget() {
-  if (!Widget) Widget = (await import(state.widget_url)).default;
-  return Widget;
+  return (await loadWidgetModule()).default;
 }
 
 /** The server's next/ answer: its window replaces the page's. */
@@ -500,6 +544,8 @@ document.addEventListener("keydown", (event) => {
   if (currentStep !== "rating" || !rating || event.altKey || event.ctrlKey || event.metaKey) {
     return;
   }
+  // a text field keeps its keys: Space and Enter are the rater's text there
+  if (event.target.closest?.("textarea, input[type=text], [contenteditable=true]")) return;
   if (rating.widget.onKey(event)) {
     event.preventDefault();
   } else if (event.key === "Enter") {

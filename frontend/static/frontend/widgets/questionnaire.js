@@ -1,0 +1,361 @@
+// The questionnaire widget (VGA-Bench labelling): one video, looping, beside the questions
+// its prompt is about (the item's `questions`, in the study's order under their group
+// headings), each answered in its kind: a score (a button per step, or a slider where
+// the scale has more steps), an ordinal level or "Invalid question", tags (one or
+// several; "None of these" says so explicitly) and an optional comment. The questions
+// open once the video has played to its end; Next, once every question but the comment
+// is answered.
+//
+// Keys: Tab moves between the answers, Space presses the focused one, Enter saves and
+// Space elsewhere plays the video again (the page's keys); the comment box keeps its keys.
+
+import { Player } from "../rater_controls.js";
+
+const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
+const INVALID = "invalid";
+const MAX_STEP_BUTTONS = 11; // 0-10: a button per step; a finer scale gets a slider
+const TEXT_LIMIT = 2000; // annotation/designs/questionnaire.py TEXT_LIMIT
+// A video at most this wide leaves room for the questions beside it (the page is 1100px);
+// a wider one keeps its native size above them.
+const BESIDE_MAX_WIDTH = 640;
+const NAMES_IN_HINT = 3;
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function optionButton(className, value, onClick) {
+  const button = element("button", `q-option ${className}`);
+  button.type = "button";
+  button.dataset.value = String(value);
+  button.setAttribute("aria-pressed", "false");
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+function press(buttons, pressed) {
+  for (const button of buttons) button.setAttribute("aria-pressed", String(pressed(button)));
+}
+
+function decimalsOf(step) {
+  const [mantissa, exponent = "0"] = String(step).split("e"); // 0.5, or 1e-7
+  return Math.max(0, (mantissa.split(".")[1] || "").length - Number(exponent));
+}
+
+function optionLabel(question, value) {
+  return question.options?.find((option) => option.value === value)?.label ?? String(value);
+}
+
+/** An answer in its question's terms (the tutorial shows the experts' this way too). */
+export function answerText(question, value, t) {
+  if (!question) return Array.isArray(value) ? value.join(", ") : String(value);
+  switch (question.kind) {
+    case "score":
+      return t("questionnaire_score", { value, min: question.min, max: question.max });
+    case "ordinal":
+      return value === INVALID ? t("questionnaire_invalid") : optionLabel(question, value);
+    case "tags":
+      return value.length
+        ? value.map((tag) => optionLabel(question, tag)).join(", ")
+        : t("questionnaire_none");
+    default:
+      return String(value);
+  }
+}
+
+// ---------------------------------------------------------------- one question each kind
+// Each has `node` (its fieldset), `answered` and `value` (undefined: nothing to send).
+
+function questionBox(question, t) {
+  const box = element("fieldset", "q-question");
+  Object.assign(box.dataset, { question: question.key, kind: question.kind, answered: "no" });
+  const legend = element("legend", "q-label", question.label);
+  if (question.kind === "comment") {
+    legend.append(element("span", "muted", ` ${t("questionnaire_optional")}`));
+  }
+  box.append(legend);
+  if (question.text) box.append(element("p", "q-text muted", question.text));
+  return box;
+}
+
+class Score {
+  constructor(question, { t, changed }) {
+    Object.assign(this, { question, changed, value: undefined });
+    this.node = questionBox(question, t);
+    const { min, max, step } = question;
+    const decimals = decimalsOf(step);
+    const count = Math.floor((max - min) / step + 1e-6) + 1; // the steps within the scale
+    this.onStep = (index) => Number((min + index * step).toFixed(decimals));
+    if (count <= MAX_STEP_BUTTONS) {
+      const row = element("div", "q-options q-steps");
+      this.buttons = Array.from({ length: count }, (_, index) => {
+        const value = this.onStep(index);
+        const button = optionButton("q-step", value, () => this.choose(value));
+        button.textContent = String(value);
+        return button;
+      });
+      row.append(...this.buttons);
+      this.node.append(row);
+      return;
+    }
+    const row = element("div", "q-range");
+    const input = Object.assign(element("input", "slider"), { type: "range", min, max, step });
+    input.value = String((min + max) / 2); // no thumb until moved: it suggests no value
+    input.dataset.untouched = "";
+    input.setAttribute("aria-label", question.label);
+    const shown = element("output", "q-range-value", "—");
+    const touch = () => {
+      if (input.matches(":disabled")) return; // the question is closed (its fieldset)
+      delete input.dataset.untouched;
+      this.choose(this.onStep(Math.round((input.valueAsNumber - min) / step)), shown);
+    };
+    for (const type of ["input", "change", "pointerdown"]) input.addEventListener(type, touch);
+    const end = (value) => element("span", "muted", String(value));
+    row.append(end(min), input, end(max), shown);
+    this.node.append(row);
+  }
+
+  choose(value, shown) {
+    this.value = value;
+    if (this.buttons) press(this.buttons, (button) => button.dataset.value === String(value));
+    if (shown) shown.textContent = String(value);
+    this.changed();
+  }
+
+  get answered() {
+    return this.value !== undefined;
+  }
+}
+
+class Ordinal {
+  constructor(question, { t, changed }) {
+    Object.assign(this, { question, changed, value: undefined });
+    this.node = questionBox(question, t);
+    const row = element("div", "q-options q-levels");
+    this.buttons = question.options.map((option) => {
+      const button = optionButton("q-level", option.value, () => this.choose(option.value));
+      button.append(element("strong", "", option.label));
+      if (option.description) button.append(element("span", "q-description", option.description));
+      return button;
+    });
+    if (question.invalid_option) {
+      const button = optionButton("q-invalid", INVALID, () => this.choose(INVALID));
+      button.textContent = t("questionnaire_invalid");
+      this.buttons.push(button);
+    }
+    row.append(...this.buttons);
+    this.node.append(row);
+  }
+
+  choose(value) {
+    this.value = value;
+    press(this.buttons, (button) => button.dataset.value === String(value));
+    this.changed();
+  }
+
+  get answered() {
+    return this.value !== undefined;
+  }
+}
+
+class Tags {
+  constructor(question, { t, changed }) {
+    Object.assign(this, { question, changed, chosen: new Set(), none: false });
+    this.node = questionBox(question, t);
+    const row = element("div", "q-options q-tags");
+    this.buttons = question.options.map((option) => {
+      const button = optionButton("q-tag", option.value, () => this.toggle(option.value));
+      button.textContent = option.label;
+      return button;
+    });
+    this.noneButton = optionButton("q-none", "", () => this.chooseNone());
+    this.noneButton.textContent = t("questionnaire_none");
+    row.append(...this.buttons, this.noneButton);
+    const rule = t(question.multiple ? "questionnaire_several" : "questionnaire_one");
+    this.node.append(element("p", "q-text muted", rule));
+    this.node.append(row);
+  }
+
+  toggle(tag) {
+    const had = this.chosen.has(tag);
+    if (!this.question.multiple) this.chosen.clear();
+    if (had) this.chosen.delete(tag);
+    else this.chosen.add(tag);
+    this.none = false;
+    this.render();
+  }
+
+  chooseNone() {
+    this.none = !this.none;
+    this.chosen.clear();
+    this.render();
+  }
+
+  render() {
+    press(this.buttons, (button) => this.chosen.has(button.dataset.value));
+    this.noneButton.setAttribute("aria-pressed", String(this.none));
+    this.changed();
+  }
+
+  get answered() {
+    return this.none || this.chosen.size > 0;
+  }
+
+  get value() {
+    if (!this.answered) return undefined;
+    const tags = this.question.options.map((option) => option.value);
+    return tags.filter((tag) => this.chosen.has(tag)); // in the question's order
+  }
+}
+
+class Comment {
+  constructor(question, { t, changed }) {
+    Object.assign(this, { question, answered: true });
+    this.node = questionBox(question, t);
+    this.input = element("textarea", "q-comment");
+    Object.assign(this.input, { rows: 3, maxLength: TEXT_LIMIT });
+    this.input.setAttribute("aria-label", question.label);
+    const count = element("span", "q-count muted");
+    const counted = () => {
+      const length = this.input.value.length;
+      count.textContent = t("questionnaire_count", { count: length, limit: TEXT_LIMIT });
+    };
+    this.input.addEventListener("input", () => {
+      counted();
+      changed();
+    });
+    counted();
+    this.node.append(this.input, count);
+  }
+
+  get value() {
+    const text = this.input.value.trim();
+    return text ? text : undefined;
+  }
+}
+
+const KINDS = { score: Score, ordinal: Ordinal, tags: Tags, comment: Comment };
+
+// ---------------------------------------------------------------- the widget
+
+export default class QuestionnaireWidget {
+  constructor({ mount, item, state, t, takeVideo, onChange, onProblem }) {
+    Object.assign(this, { t, onChange, mount });
+    const media = item.media[0];
+    mount.classList.toggle("q-beside", !media.width || media.width <= BESIDE_MAX_WIDTH);
+    field(mount, "prompt").textContent = item.prompt || "";
+    field(mount, "prompt-line").hidden = !item.prompt;
+    const video = takeVideo(media);
+    field(mount, "stage").replaceChildren(video);
+    this.counter = field(mount, "answered");
+    this.replayButton = field(mount, "replay");
+    this.replayButton.textContent = t("play");
+    this.replayButton.onclick = () => this.replay();
+    this.player = new Player(video, { onFirstEnd: () => this.opened(), onProblem });
+    // loops while the rater answers (the Player counts each play from the start)
+    video.addEventListener("ended", () => this.stopped || this.player.play().catch(() => {}));
+
+    const asked = new Set(item.questions ?? state.questions.map((question) => question.key));
+    const changed = () => this.changed();
+    this.questions = state.questions
+      .filter((question) => asked.has(question.key) && KINDS[question.kind])
+      .map((question) => new KINDS[question.kind](question, { t, changed }));
+    const sections = [];
+    for (const entry of this.questions) {
+      const group = entry.question.group || "";
+      if (!sections.length || sections.at(-1).dataset.group !== group) {
+        const section = element("section", "q-group");
+        section.dataset.group = group;
+        if (group) section.append(element("h2", "", group));
+        sections.push(section);
+      }
+      entry.node.disabled = true; // until the video has played to its end
+      sections.at(-1).append(entry.node);
+    }
+    field(mount, "questions").replaceChildren(...sections);
+    this.render();
+  }
+
+  opened() {
+    for (const entry of this.questions) entry.node.disabled = false;
+    this.player.video.controls = true; // watched once: now it may be paused and scrubbed
+    this.replayButton.textContent = this.t("replay");
+    const first = this.questions[0]?.node.querySelector("button, input, textarea");
+    first?.focus({ preventScroll: true });
+    this.onChange();
+  }
+
+  changed() {
+    this.render();
+    this.onChange();
+  }
+
+  render() {
+    const required = this.questions.filter((entry) => entry.question.kind !== "comment");
+    for (const entry of required) entry.node.dataset.answered = entry.answered ? "yes" : "no";
+    const answered = required.filter((entry) => entry.answered).length;
+    const total = required.length;
+    this.counter.textContent = this.t("questionnaire_answered", { answered, total });
+  }
+
+  get left() {
+    return this.questions.filter((entry) => !entry.answered);
+  }
+
+  get watched() {
+    return this.player.endedOnce;
+  }
+
+  get ready() {
+    return this.watched && this.left.length === 0;
+  }
+
+  get hint() {
+    if (!this.watched) return this.t("questionnaire_watch_first");
+    const left = this.left;
+    if (!left.length) return this.t("questionnaire_ready");
+    const names = left.slice(0, NAMES_IN_HINT).map((entry) => entry.question.label);
+    if (left.length > NAMES_IN_HINT) names.push("…");
+    return this.t("questionnaire_left", { left: left.length, names: names.join(", ") });
+  }
+
+  values() {
+    const answers = {};
+    for (const entry of this.questions) {
+      if (entry.value !== undefined) answers[entry.question.key] = entry.value;
+    }
+    return { answers };
+  }
+
+  telemetry() {
+    const { player } = this;
+    return { watch_time_ms: player.watchTimeMs, plays: player.plays, stalls: player.stalls };
+  }
+
+  start() {
+    this.stopped = false;
+    return this.player.play();
+  }
+
+  replay() {
+    this.stopped = false;
+    this.player.replay();
+  }
+
+  /** Space presses the focused answer (the page would take it to replay the video). */
+  onKey(event) {
+    const target = event.target;
+    if (event.key !== " " || !(target instanceof HTMLButtonElement)) return false;
+    if (!this.mount.contains(target) || target === this.replayButton) return false;
+    target.click();
+    return true;
+  }
+
+  stop() {
+    this.stopped = true;
+    this.player.stop();
+  }
+}
