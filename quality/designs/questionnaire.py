@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -34,8 +33,8 @@ from annotation.models.session import pseudonym_for
 from quality import export
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
+from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
 from quality.export import Export, csv_lines, provenance_export
-from quality.plots import _empty_figure, _png, plt
 from quality.selectors import study_exclusions
 from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.labels import (
@@ -58,11 +57,9 @@ AUDIT_COLUMNS = (
 RULES_APPLIED = PRE_ANALYSIS_RULES
 EXPORTS = ("answers.csv", "comments.csv", "labels.csv", "audits.csv", "provenance.json")
 RUN_EXPORTS = ("labels.csv",)
-FIGURES = {"answer-distributions": "How the raters answered each question"}
 STATISTIC_KINDS = (Question.Kind.SCORE, Question.Kind.ORDINAL, Question.Kind.TAGS)
 # A score question with more steps than this is shown in ten equal bins.
 MOST_SCORE_BINS = 21
-FIGURE_PANELS = 9
 
 
 def settings_for(*, study: Study) -> dict:
@@ -373,98 +370,6 @@ def export_questionnaire(*, study: Study, name: str, run) -> Export:
         )
         return Export(csv_lines(AUDIT_COLUMNS, rows), f"{slug}-audits.csv", csv_type)
     return provenance_export(study=study, run=run)
-
-
-def available(summary: dict) -> list[str]:
-    return ["answer-distributions"] if summary.get("distributions") else []
-
-
-def answer_distributions(found: list[dict], alpha: dict) -> bytes:
-    """Small multiples, one per question (the first nine): the share of the counted
-    answers in each score step, level or tag (``invalid`` and "none" in grey)."""
-    shown = [(d["question"], d) for d in found if d["answers"]][:FIGURE_PANELS]
-    if not shown:
-        return _empty_figure(FIGURES["answer-distributions"], "no answer counted yet")
-    columns = min(3, len(shown))
-    rows = -(-len(shown) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.9 * rows), squeeze=False)
-    for ax, (key, found_q) in zip(axes.flat, shown, strict=False):
-        bins = found_q["bins"]
-        names = [b["label"] if found_q["kind"] == "tags" else b["value"] for b in bins]
-        names = [name if len(name) <= 16 else name[:15] + "…" for name in names]
-        shares = np.array([b["count"] for b in bins]) / found_q["answers"]
-        grey = {INVALID, ""}
-        colours = ["#9aa6bd" if b["value"] in grey else "#2f6fde" for b in bins]
-        ax.bar(range(len(bins)), shares, color=colours)
-        ax.set_xticks(range(len(bins)), names, fontsize="x-small")
-        if found_q["kind"] == "tags" or len(bins) > 12:
-            ax.tick_params(axis="x", labelrotation=45)
-        value = alpha.get(key)
-        note = f", α = {value:.2f}" if value is not None else ""
-        ax.set_title(f"{key} ({found_q['kind']}{note})", fontsize="small")
-        ax.set_ylim(0, 1)
-    for ax in list(axes.flat)[len(shown) :]:
-        ax.set_visible(False)
-    axes[0][0].set_ylabel("share of answers")
-    fig.suptitle(FIGURES["answer-distributions"], fontsize="medium")
-    fig.tight_layout()
-    return _png(fig)
-
-
-def draw(*, name: str, run) -> bytes:
-    if name == "answer-distributions":
-        summary = run.summary
-        return answer_distributions(summary.get("distributions", []), summary.get("alpha", {}))
-    raise KeyError(name)
-
-
-def results_context(*, run) -> dict:
-    """Per question its kind, answers, label statuses, alpha (per tag for tags) and
-    distribution; the ties to adjudicate; the raters' agreement; the audit history."""
-    summary = run.summary
-    statuses = summary.get("questions", {})
-    alpha, tag_alpha = summary.get("alpha", {}), summary.get("tag_alpha", {})
-    questions = []
-    for found in summary.get("distributions", []):
-        key = found["question"]
-        counts = statuses.get(key, {})
-        names = {b["value"]: b["label"] for b in found["bins"]}
-        questions.append(
-            {
-                **found,
-                "labels": sum(counts.get(s, 0) for s in ("ok", "invalid", "tie")),
-                "ok": counts.get("ok", 0),
-                "invalid": counts.get("invalid", 0),
-                "tie": counts.get("tie", 0),
-                "alpha": alpha.get(key),
-                "alpha_level": summary.get("alpha_level", {}).get(key, ""),
-                # in the question's order of tags (a stored JSON object keeps none)
-                "tag_alpha": [
-                    {"tag": label, "alpha": tag_alpha[key][tag]}
-                    for tag, label in names.items()
-                    if tag in tag_alpha.get(key, {})
-                ],
-                "shown_bins": [b for b in found["bins"] if b["count"]],
-            }
-        )
-    raters = [
-        {"rater_id": rater, **figures}
-        for rater, figures in sorted((summary.get("rater_agreement") or {}).items())
-    ]
-    audits = [
-        {**a, "decided": datetime.fromisoformat(a["decided_at"]) if a["decided_at"] else None}
-        for a in summary.get("audits", [])
-    ]
-    return {
-        "label_questions": [q for q in questions if q["answers"]],
-        "unanswered_questions": [q for q in questions if not q["answers"]],
-        "label_ties": summary.get("ties", []),
-        "label_raters": raters,
-        "label_settings": summary.get("settings", {}),
-        "label_counts": summary.get("counts", {}),
-        "audits": audits,
-        "audit_counts": summary.get("audit_counts", {}),
-    }
 
 
 QUESTIONNAIRE_ANALYSIS = Analysis(

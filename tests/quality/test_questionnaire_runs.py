@@ -245,7 +245,7 @@ def test_the_results_page_shows_alpha_the_ties_and_the_audits(tiny, audited):
     assert 'data-count="rejected">1 rejected' in page
     assert "answers at random" in page
     assert "batch rejected in its audit" in page  # the exclusions list
-    assert "answers left out" in page
+    assert "Answers left out" in page
     figure = client.get(f"/api/analysis-runs/{run.pk}/figures/answer-distributions.png")
     assert figure.status_code == 200 and figure["Content-Type"] == "image/png"
 
