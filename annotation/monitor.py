@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from annotation.models import Answer, Assignment, Item, Participation, Session, Study
 from annotation.selectors import break_seconds_left
+from annotation.services.adaptive_summary import adaptive_summary
 
 
 def _state_label(assignment: Assignment) -> str:
@@ -76,6 +77,8 @@ def study_monitor(*, study: Study) -> dict:
     return {
         "study": study.slug,
         "assignments": rows,
+        # None unless adaptive collection is on (annotation.services.adaptive)
+        "adaptive": adaptive_summary(study=study),
         "progress": {
             "stimuli": stimuli,
             "sessions": sessions,

@@ -15,6 +15,7 @@ from annotation.admin.propose import ProposeVerifySettingsInline
 from annotation.designs.questionnaire import CHECKS, questions_forget
 from annotation.errors import ApplicationError, ValidationFailed
 from annotation.models import (
+    AdaptiveSettings,
     Answer,
     Assignment,
     BatchAudit,
@@ -32,6 +33,7 @@ from annotation.models import (
     Rating,
     Session,
     SessionItem,
+    SettledStimulus,
     Study,
     TutorialPair,
 )
@@ -134,8 +136,35 @@ class QuestionnaireSettingsInline(admin.StackedInline):
         return ", ".join(f"{row['defects']:.0%} wrong: {row['accept']:.1%}" for row in rows)
 
 
+class AdaptiveSettingsInline(admin.StackedInline):
+    """Adaptive collection (single-stimulus studies): docs/admins.md, "Adaptive collection"."""
+
+    model = AdaptiveSettings
+    can_delete = False
+    max_num = 1
+    fields = (
+        "enabled",
+        "plan",
+        "target_half_width",
+        "min_ratings",
+        "max_ratings",
+        "looks",
+        "alpha",
+        "reviewed_at",
+        "settled_videos",
+    )
+    readonly_fields = ("reviewed_at", "settled_videos")
+
+    @admin.display(description="Videos settled")
+    def settled_videos(self, obj):
+        if obj is None or obj.pk is None:
+            return "-"
+        return SettledStimulus.objects.filter(stimulus__study_id=obj.study_id).count()
+
+
 # A study's design settings, shown in its page for the study's design only.
 DESIGN_INLINES = {
+    "slider": AdaptiveSettingsInline,
     "preference": PreferenceSettingsInline,
     "ranking": RankingSettingsInline,
     "questionnaire": QuestionnaireSettingsInline,

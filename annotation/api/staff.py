@@ -85,7 +85,9 @@ class MonitorView(APIView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug: str):
-        return Response(study_monitor(study=get_object_or_404(Study, slug=slug)))
+        # the adaptive settings come with the study: the monitor's queries stay as many
+        study = get_object_or_404(Study.objects.select_related("adaptive"), slug=slug)
+        return Response(study_monitor(study=study))
 
 
 class ReasonSerializer(serializers.Serializer):

@@ -139,5 +139,12 @@ class Design:
     # A session's golden items are drawn from those of its own question (its items all
     # ask one: one stage of propose-then-verify), not from the whole golden pool.
     golden_by_question: bool = False
+    # session_on_demand(participation) -> Session | None: where the study makes each
+    # rater's session when they start it (active pair choice), the session made now (None:
+    # nothing left for the rater); returns False where the study shares prebuilt sessions.
+    session_on_demand: Callable[..., object] = lambda **participation: False
+    # sessions_left_on_demand(participation): where sessions are made on demand, whether
+    # one could still be made for the rater; None where the study shares prebuilt ones.
+    sessions_left_on_demand: Callable[..., bool | None] = lambda **participation: None
     # tutorial_payload(study): what the tutorial shows; None: the study's tutorial pairs.
     tutorial_payload: Callable[..., dict] | None = None

@@ -327,6 +327,24 @@ def qualification_score(*, participation, answers) -> QualificationScore:
     return QualificationScore(share, rows, passed)
 
 
+def session_on_demand(*, participation):
+    """With `active_pairs` on, the rater's session made now from the pairs that teach the
+    scale most (annotation.services.active_pairs); False with balanced sessions."""
+    if not settings_of(participation.study).active_pairs:
+        return False
+    from annotation.services.active_pairs import active_session_make
+
+    return active_session_make(participation=participation)
+
+
+def sessions_left_on_demand(*, participation) -> bool | None:
+    if not settings_of(participation.study).active_pairs:
+        return None
+    from annotation.services.active_pairs import active_pairs_left
+
+    return active_pairs_left(participation=participation)
+
+
 def state_payload(*, study) -> dict:
     return {
         "questions": [
@@ -355,4 +373,6 @@ PREFERENCE = Design(
     session_chunks=session_chunks,
     check_manifest_row=check_manifest_row,
     default_dimensions=WYD_QUESTIONS[:1],
+    session_on_demand=session_on_demand,
+    sessions_left_on_demand=sessions_left_on_demand,
 )

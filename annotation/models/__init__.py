@@ -1,3 +1,4 @@
+from annotation.models.adaptive import AdaptiveSettings, SettledStimulus
 from annotation.models.item import Item, ItemMember
 from annotation.models.preference import PreferenceJudgment, PreferenceSettings
 from annotation.models.propose import (
@@ -25,6 +26,8 @@ from annotation.models.stimulus import ExpertScore, Stimulus, TutorialPair
 from annotation.models.study import GAIA_DIMENSIONS, Dimension, Study
 
 __all__ = [
+    "AdaptiveSettings",
+    "SettledStimulus",
     "Action",
     "ActionGroup",
     "Candidate",

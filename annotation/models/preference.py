@@ -39,6 +39,18 @@ class PreferenceSettings(models.Model):
     bootstrap = models.PositiveIntegerField(
         default=1000, help_text="Rater-bootstrap replicates of the scale's intervals."
     )
+    active_pairs = models.BooleanField(
+        default=False,
+        help_text="Adaptive collection: make each rater's session when they start it, its "
+        "pairs those of most expected information under the Thurstone scale with ties "
+        "(docs/admins.md, 'Active pair choice'), instead of the balanced split.",
+    )
+    pair_repeat_limit = models.PositiveIntegerField(
+        default=25,
+        validators=[MinValueValidator(1)],
+        help_text="Active pairs: the most times one rater is shown one condition pair for "
+        "one question, over the whole study (each time another content).",
+    )
 
     class Meta:
         verbose_name_plural = "preference settings"

@@ -41,6 +41,7 @@ from annotation.selectors import (
     break_seconds_left,
     item_layout,
 )
+from annotation.services.adaptive import adaptive_open_items, adaptive_review_due
 from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
 
 logger = logging.getLogger(__name__)
@@ -61,13 +62,23 @@ def _playable_items(**filters):
     )
 
 
+def _open_items(items, *, study: Study):
+    """Under adaptive collection, session items whose video settled are not served
+    (annotation.services.adaptive.adaptive_open_items: golden items always are, and
+    what is left keeps its seeded split and per-rater shuffle)."""
+    return adaptive_open_items(items, study=study)
+
+
 def assignment_start_next(*, participation: Participation) -> Assignment | None:
     """Give the rater the next session they have not done (the least-rated one first).
 
-    The order is the session's items whose videos are READY (golden ones included),
-    shuffled with a fresh per-rater seed, stored once so that every later request reads
-    the same order. None when no session is left, or none has a ready item to rate yet:
-    an order without one would be an empty (or golden-only) session, never completed.
+    The order is the session's items whose videos are READY (golden ones included) and,
+    under adaptive collection, have not settled (``_open_items``), shuffled with a fresh
+    per-rater seed, stored once so that every later request reads the same order (a
+    review may later drop settled videos from positions the page does not hold yet,
+    annotation.services.adaptive). None when no session is left, or none has a ready
+    item to rate yet: an order without one would be an empty (or golden-only) session,
+    never completed.
     """
     with transaction.atomic():
         # The participation before any assignment: the lock order of admin_actions.
@@ -80,7 +91,7 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
             return None
         seed = secrets.randbits(62)
         items = list(
-            _playable_items(session=session)
+            _open_items(_playable_items(session=session), study=participation.study)
             .order_by("item_id")
             .values_list("item_id", flat=True)
             .distinct()
@@ -101,15 +112,19 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
 
 
 def _next_session(participation: Participation) -> Session | None:
-    """The least-rated session the rater has not done that has a ready item. Where the
+    """The least-rated session the rater has not done that has a ready item; where the
+    design makes each rater's session (active pair choice), the one it makes now. Where the
     design takes a set number of raters per session (questionnaire overlap), only a
     session with fewer live raters (an excluded session, e.g. a batch rejected in its
     audit, does not count) is handed out, its row locked while it is counted, so that
     two raters starting at once cannot both take its last place."""
     study = participation.study
+    made = design_of(study).session_on_demand(participation=participation)
+    if made is not False:  # the study makes each rater's session (active pair choice)
+        return made
     cap = design_of(study).raters_per_session(study=study)
     done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
-    ready = _playable_items(session=OuterRef("pk"), is_golden=False)
+    ready = _open_items(_playable_items(session=OuterRef("pk"), is_golden=False), study=study)
     live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
     design = design_of(study)
     candidates = Session.objects.filter(Exists(ready), study_id=participation.study_id)
@@ -168,6 +183,7 @@ def _finish(assignment: Assignment, study: Study) -> None:
         assignment=assignment,
         defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
     )
+    adaptive_review_due(study=study)  # the session's ratings count from its commit on
     logger.info(
         "assignment %s finished: golden agreement %s, eligible %s",
         assignment.pk,

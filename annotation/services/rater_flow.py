@@ -15,6 +15,7 @@ from annotation.selectors import (
     break_seconds_left,
     rater_step,
 )
+from annotation.services.adaptive import adaptive_open_items
 from annotation.services.answers import answer_repeated, check_envelope, item_by_public_id
 from annotation.services.assignments import session_answer_submit
 from annotation.services.qualification import qualification_answer_submit, qualification_progress
@@ -34,9 +35,14 @@ def sessions_left(participation: Participation) -> bool:
     answer: one that is not golden and none of whose videos failed (a session of failed
     videos never starts), and room for them where the design takes a set number of
     raters per session."""
+    on_demand = design_of(participation.study).sessions_left_on_demand(participation=participation)
+    if on_demand is not None:  # active pair choice makes the rater's sessions
+        return on_demand
     playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
         item__members__stimulus__status=Stimulus.Status.FAILED
     )
+    # under adaptive collection a session whose videos all settled is not left
+    playable = adaptive_open_items(playable, study=participation.study)
     left = Session.objects.filter(Exists(playable), study_id=participation.study_id).exclude(
         assignments__rater_id=participation.rater_id
     )

@@ -92,16 +92,29 @@ def study_build_sessions(*, study: Study) -> list[Session]:
         )
     sessions = []
     for offset, chunk in enumerate(chunks):
-        index = first_index + offset
         seed = rng.randrange(2**62)
-        session = Session.objects.create(study=study, index=index, seed=seed)
         pool = golden_pool
         if design.golden_by_question:
             pool = [pk for pk in golden_pool if golden_question[pk] == chunk_question(chunk)]
-        golden = random.Random(seed).sample(pool, k=min(study.golden_per_session, len(pool)))
-        SessionItem.objects.bulk_create(
-            [SessionItem(session=session, item_id=pk) for pk in chunk]
-            + [SessionItem(session=session, item_id=pk, is_golden=True) for pk in golden]
+        sessions.append(
+            session_make(
+                study=study, index=first_index + offset, seed=seed, items=chunk, golden_pool=pool
+            )
         )
-        sessions.append(session)
     return sessions
+
+
+def session_make(
+    *, study: Study, index: int, seed: int, items: list[int], golden_pool: list[int]
+) -> Session:
+    """Session `index` of the study with these regular items and `golden_per_session`
+    golden items drawn from the pool with the session's seed."""
+    session = Session.objects.create(study=study, index=index, seed=seed)
+    golden = random.Random(seed).sample(
+        golden_pool, k=min(study.golden_per_session, len(golden_pool))
+    )
+    SessionItem.objects.bulk_create(
+        [SessionItem(session=session, item_id=pk) for pk in items]
+        + [SessionItem(session=session, item_id=pk, is_golden=True) for pk in golden]
+    )
+    return session

@@ -147,6 +147,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-jobs": {"task": "media_pipeline.tasks.requeue_stale", "schedule": 120},
     "sweep-verify-queues": {"task": "annotation.tasks.sweep_verify_queues", "schedule": 300},
+    # adaptive collection: a review lost with the broker is made good within a minute
+    "sweep-adaptive": {"task": "annotation.tasks.sweep_adaptive", "schedule": 60},
     "analyse-running-studies": {
         "task": "quality.tasks.analyse_running_studies",
         "schedule": env.int("MOSAIC_ANALYSIS_EVERY_S", default=900),

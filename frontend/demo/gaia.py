@@ -189,10 +189,11 @@ PROFILES = [
 MODEL_QUALITY = dict(zip(DEMO_MODELS, (30, 40, 55, 60, 70, 78), strict=True))
 
 
-def simulate(study: Study) -> None:
+def simulate(study: Study, *, profiles=None, first_number: int = 1, seed: int = 1) -> None:
     """Simulated ratings: each video's true quality follows its source model (so the
     results show a model ranking), a rater adds a bias and noise; golden videos are
-    rated near the experts' means, so the gate passes; one rater clicks a line."""
+    rated near the experts' means, so the gate passes; one rater clicks a line.
+    `profiles` (default PROFILES) numbered from `first_number` add raters to a demo."""
     from annotation.designs.slider import Scores
     from annotation.models import ExpertScore
     from frontend.demo.simulate import simulate_raters
@@ -216,4 +217,37 @@ def simulate(study: Study) -> None:
             )
         )
 
-    simulate_raters(study=study, profiles=PROFILES, values=values, seed=1)
+    simulate_raters(
+        study=study,
+        profiles=PROFILES if profiles is None else profiles,
+        values=values,
+        seed=seed,
+        first_number=first_number,
+    )
+
+
+# Adaptive collection sized to the demo (`demo_study --adaptive`, docs/admins.md): the
+# group-sequential plan looks at 5, 10 and 20 kept ratings; a video settles at +-15
+# (at 10 ratings about half the demo's videos are known so well, at its per-video SD of
+# about 10 points).
+ADAPTIVE_DEMO = {
+    "plan": "group_sequential",
+    "looks": "5,10,20",
+    "target_half_width": 15.0,
+    "min_ratings": 5,
+    "max_ratings": 20,
+}
+
+
+def adaptive_on(study: Study):
+    """Adaptive collection on for the demo: four more simulated raters (numbered on from
+    the first seven), so that each video has 10 kept ratings (the plan's second look;
+    the line clicker's sessions fail the golden gate and do not count), then a review:
+    the videos known to +-15 settle and stop being served, the others stay open for the
+    raters who come next, and the monitor has a saving to show. Made once: a second call
+    adds no rater and settles nothing new."""
+    from annotation.services.adaptive import adaptive_configure, adaptive_review
+
+    simulate(study, profiles=PROFILES[:4], first_number=len(PROFILES) + 1, seed=2)
+    adaptive_configure(study=study, enabled=True, **ADAPTIVE_DEMO)
+    return adaptive_review(study=study)

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from quality.stats.adaptive.pairs import choose_pairs, information_gain
+from quality.stats.adaptive.pairs import (
+    choose_pairs,
+    expected_fisher_information,
+    information_gain,
+    with_pending,
+)
 from quality.stats.adaptive.scaling import fit_scale, outcome_probabilities
 
 
@@ -125,3 +130,28 @@ def test_bad_judgments_are_refused():
         fit_scale(n_conditions=3, left=[0], right=[1], outcome=[2])
     with pytest.raises(ValueError, match="out of range"):
         fit_scale(n_conditions=3, left=[0], right=[3], outcome=[1])
+
+
+def test_pending_pairs_add_their_expected_information_to_the_precision():
+    # given: a fitted posterior and two pairs in flight, (0, 1) twice and (2, 3)
+    _, left, right, outcome = simulated_judgments(size=5, repeats=2)
+    posterior = fit_scale(n_conditions=5, left=left, right=right, outcome=outcome)
+    pending = [(0, 1), (2, 3), (0, 1)]
+    # when
+    ours = with_pending(posterior, pending)
+    # then: the precision gains w a a^T per pair (the Laplace update, by inverses), with
+    # w the expected Fisher information at the variance left by the pairs before it
+    precision = np.linalg.inv(posterior.covariance)
+    for i, j in pending:
+        a = np.zeros(5)
+        a[i], a[j] = 1.0, -1.0
+        variance = a @ np.linalg.inv(precision) @ a
+        w = expected_fisher_information(
+            mean_difference=np.array([posterior.mean[i] - posterior.mean[j]]),
+            variance=np.array([variance]),
+            tie_band=posterior.tie_band,
+        )[0]
+        precision = precision + w * np.outer(a, a)
+    np.testing.assert_allclose(ours.covariance, np.linalg.inv(precision), atol=1e-10)
+    np.testing.assert_array_equal(ours.mean, posterior.mean)
+    assert ours.covariance[0, 0] < posterior.covariance[0, 0]

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from annotation.designs import design_of
-from frontend.demo import DEMO_PASSWORD, demo_accounts, demo_studies_create
+from frontend.demo import DEMO_PASSWORD, demo_accounts, demo_studies_create, gaia
 
 
 class Command(BaseCommand):
@@ -13,10 +13,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--stimuli", type=int, default=24, help="videos of the GAIA demo")
+        parser.add_argument(
+            "--adaptive",
+            action="store_true",
+            help="adaptive collection on for the GAIA demo (docs/admins.md)",
+        )
 
-    def handle(self, *args, stimuli: int, **options):
+    def handle(self, *args, stimuli: int, adaptive: bool = False, **options):
         accounts = demo_accounts()
         for study in demo_studies_create(var_dir=settings.VAR_DIR, stimuli=stimuli):
+            if adaptive and study.slug == gaia.SLUG:
+                review = gaia.adaptive_on(study)
+                settled = len(review.settled_now) if review is not None else 0
+                self.stdout.write(
+                    f"adaptive collection on for '{study.name}': {settled} videos settled now "
+                    f"(python manage.py adaptive {study.slug} --off switches it off)"
+                )
             self.stdout.write(
                 self.style.SUCCESS(
                     f"demo study '{study.name}' ({design_of(study).label}: "

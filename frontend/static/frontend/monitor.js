@@ -66,8 +66,60 @@ function actionButtons(row, options, refresh) {
   return td;
 }
 
+// Adaptive collection (annotation.services.adaptive.adaptive_summary): the saving against
+// the fixed design, in the server's own sentence, and the widest intervals left.
+function figure(list, term, value) {
+  const dt = document.createElement("dt");
+  const dd = document.createElement("dd");
+  dt.textContent = term;
+  dd.textContent = value;
+  list.append(dt, dd);
+}
+
+function renderAdaptive(a) {
+  const section = document.getElementById("adaptive");
+  section.hidden = !a;
+  if (!a) return;
+  const verdict = document.getElementById("adaptive-verdict");
+  verdict.dataset.verdict = a.verdict;
+  verdict.textContent = a.sentence;
+  const list = document.getElementById("adaptive-figures");
+  list.replaceChildren();
+  figure(list, "Ratings collected", `${a.ratings_collected} kept (${a.ratings_awaiting_gate} more in sessions still open)`);
+  figure(list, "Fixed design", `${a.fixed_design_ratings} (${a.videos} videos × ${a.max_ratings})`);
+  figure(list, "Projected", `${a.projected_ratings} (open videos counted at the cap)`);
+  const reasons = a.settled_by_reason;
+  figure(
+    list,
+    "Videos settled",
+    `${a.videos_settled} of ${a.videos} (narrow enough ${reasons.precise}, last look ${reasons.plan_complete}, cap ${reasons.cap}); ${a.videos_open} open`,
+  );
+  figure(list, "Saving", `${a.saving} ratings (${(a.saving_share * 100).toFixed(1)} % of the fixed design)`);
+  const tbody = document.querySelector("#adaptive-widest tbody");
+  tbody.replaceChildren(
+    ...a.widest_open.map((row) => {
+      const tr = document.createElement("tr");
+      tr.append(
+        cell(row.video_id),
+        cell(row.dimension),
+        cell(row.n),
+        cell(row.mean.toFixed(1)),
+        cell(`${row.low.toFixed(1)} – ${row.high.toFixed(1)}`),
+        cell(`±${row.half_width.toFixed(1)}`),
+      );
+      return tr;
+    }),
+  );
+  const reviewed = a.reviewed_at ? `reviewed ${formatAgo(a.reviewed_at)}` : "not reviewed yet";
+  document.getElementById("adaptive-rule").textContent =
+    `Plan ${a.plan.replace("_", "-")}: a video settles at ±${a.target_half_width} on every dimension ` +
+    `(${Math.round((1 - a.alpha) * 100)} % intervals), after at least ${a.min_ratings} kept ratings, ` +
+    `at most ${a.max_ratings}; ${a.open_rated} open videos have kept ratings; ${reviewed}.`;
+}
+
 function render(body, options, refresh) {
   const p = body.progress;
+  renderAdaptive(body.adaptive);
   document.getElementById("progress").textContent =
     `${p.answers} answers · ${p.answers_per_stimulus} of ${p.target_per_stimulus} per stimulus · ` +
     `${p.answers_last_hour} in the last hour · expected finish: ${p.expected_finish ?? "–"}`;

@@ -206,6 +206,16 @@ def choose_pairs(
     return chosen
 
 
+def with_pending(posterior: ScalePosterior, pairs: Iterable[tuple[int, int]]) -> ScalePosterior:
+    """The posterior as if the given pairs, shown and not yet answered (other raters'
+    sessions in flight), had been judged: the pending update below per pair, the mean
+    unchanged, so the next choice goes where those answers will not already reach."""
+    covariance = posterior.covariance.copy()
+    for i, j in pairs:
+        covariance = _pending_update(covariance, posterior.mean, int(i), int(j), posterior.tie_band)
+    return ScalePosterior(mean=posterior.mean, covariance=covariance, tie_band=posterior.tie_band)
+
+
 def _pending_update(covariance, mean, i, j, tau) -> np.ndarray:
     """Sigma after a pending judgment of (i, j): the Laplace rank-one update (docstring)."""
     column = covariance[:, i] - covariance[:, j]  # Sigma a

@@ -1,0 +1,131 @@
+"""What the monitor shows of a study's adaptive collection (annotation.services.adaptive
+settles the videos): the ratings collected against the fixed design's, the videos settled
+and open, the widest intervals left, and one plain sentence on whether it is saving or
+costing in this study so far."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+
+from annotation.models import (
+    AdaptiveSettings,
+    Answer,
+    Assignment,
+    Item,
+    SettledStimulus,
+    Stimulus,
+    Study,
+)
+from annotation.services.adaptive import adaptive_settings_of, kept_answers
+
+SETTLE_REASONS = tuple(SettledStimulus.Reason.values)
+
+
+def adaptive_summary(*, study: Study) -> dict | None:
+    """The monitor's adaptive panel, None when adaptive collection is off.
+
+    Counts are of kept ratings of regular videos (one rating scores every dimension of a
+    video). The fixed design, the baseline, rates every regular video ``max_ratings``
+    times (GAIA: 35). The verdict compares, on the settled videos, the kept ratings they
+    took (those counted after they settled included) with ``max_ratings`` each, and counts
+    every open video at the cap: the saving it states is what adaptive collection has
+    secured so far, never a forecast that later ratings could undo.
+    """
+    if adaptive_settings_of(study=study) is None:
+        return None
+    # read again: the review writes its figures through another instance
+    settings = AdaptiveSettings.objects.get(study=study)
+    cap = settings.max_ratings
+    videos = (
+        Stimulus.objects.filter(study=study, role=Stimulus.Role.STIMULUS)
+        .exclude(status=Stimulus.Status.FAILED)
+        .count()
+    )
+    settled = SettledStimulus.objects.filter(stimulus__study=study)
+    by_reason = dict(settled.values_list("reason").annotate(count=Count("pk")).order_by())
+    settled_count = sum(by_reason.values())
+    kept = kept_answers(study=study)
+    collected = kept.count()
+    on_settled = kept.filter(item__members__stimulus__settled__isnull=False).count()
+    awaiting = Answer.objects.filter(
+        item__study=study,
+        item__role=Item.Role.STIMULUS,
+        assignment__state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+    ).count()
+    fixed_on_settled = settled_count * cap
+    saving = fixed_on_settled - on_settled
+    fixed = videos * cap
+    review = settings.review or {}
+    verdict = "too_early" if not settled_count else ("saving" if saving > 0 else "costing")
+    return {
+        "plan": settings.plan,
+        "target_half_width": settings.target_half_width,
+        "min_ratings": settings.min_ratings,
+        "max_ratings": cap,
+        "alpha": settings.alpha,
+        "videos": videos,
+        "videos_settled": settled_count,
+        "videos_open": videos - settled_count,
+        "settled_by_reason": {reason: by_reason.get(reason, 0) for reason in SETTLE_REASONS},
+        "ratings_collected": collected,
+        "ratings_awaiting_gate": awaiting,
+        "ratings_on_settled": on_settled,
+        "fixed_design_ratings": fixed,
+        "fixed_on_settled": fixed_on_settled,
+        "projected_ratings": on_settled + (videos - settled_count) * cap,
+        "saving": saving,
+        "saving_share": round(saving / fixed, 4) if fixed else 0.0,
+        "verdict": verdict,
+        "sentence": _verdict_sentence(
+            verdict=verdict,
+            settings=settings,
+            settled=settled_count,
+            at_cap=by_reason.get(SettledStimulus.Reason.CAP, 0),
+            on_settled=on_settled,
+            saving=saving,
+            fixed=fixed,
+            collected=collected,
+        ),
+        "open_rated": review.get("open_rated", 0),
+        "widest_open": review.get("widest_open", []),
+        "reviewed_at": settings.reviewed_at.isoformat() if settings.reviewed_at else None,
+    }
+
+
+def _verdict_sentence(
+    *,
+    verdict: str,
+    settings: AdaptiveSettings,
+    settled: int,
+    at_cap: int,
+    on_settled: int,
+    saving: int,
+    fixed: int,
+    collected: int,
+) -> str:
+    cap = settings.max_ratings
+    if verdict == "too_early":
+        return (
+            f"No video has settled yet, so nothing is saved so far ({collected} kept ratings; "
+            f"a video settles after at least {settings.min_ratings})."
+        )
+    videos = f"{settled} settled video{'s' if settled != 1 else ''}"
+    if verdict == "saving":
+        sentence = (
+            f"Adaptive collection is saving: {videos} took {on_settled} kept ratings where "
+            f"the fixed design spends {settled * cap} ({cap} each), {saving} fewer, "
+            f"{saving / fixed:.0%} of the fixed design's {fixed}."
+        )
+    else:
+        sentence = (
+            f"Adaptive collection is costing: {videos} took {on_settled} kept ratings, "
+            f"{-saving} more than the fixed design's {settled * cap} ({cap} each), "
+            "and its intervals are wider than the fixed design's for the same ratings."
+        )
+    if at_cap * 2 >= settled:
+        sentence += (
+            f" {at_cap} of {settled} settled only at the cap: a target of "
+            f"+-{settings.target_half_width:g} is too narrow for this study's spread of "
+            "scores; widen it or switch adaptive collection off."
+        )
+    return sentence
