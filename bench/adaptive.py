@@ -11,7 +11,10 @@ against the fixed designs it would replace, all in the same run.
    rule: ratings used vs 35, coverage of the true per-video mean at the stop, the share
    that reached the target before the cap, and the Z-scored MOS (per-rater z, then the
    mean, as GAIA) against the truth (SRCC; RMSE after a least-squares line onto the truth)
-   beside a fixed design spending the same budget evenly.
+   beside a fixed design spending the same budget evenly. Rules: the anytime betting
+   sequence, group-sequential looks (O'Brien-Fleming and Pocock spending), Stein's
+   two-stage plan (first stage of 15 ratings) and the naive t-interval looked at after
+   every rating (not valid: the under-coverage it shows is the point).
 2. The three public sets, each video's ratings resampled: the same saving and coverage
    figures, the fixed design being the set's own ratings per video (median).
 3. Paired comparison (10-30 conditions, 20 % ties, Thurstone with a tie band): judgments
@@ -49,6 +52,7 @@ from quality.stats.adaptive.simulate import (  # noqa: E402
     run_study,
 )
 from quality.stats.adaptive.stopping import StoppingRule  # noqa: E402
+from quality.stats.adaptive.two_stage import TwoStagePlan  # noqa: E402
 from quality.stats.subjective import fit_mle, read_scores_csv  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "sureal"
@@ -58,6 +62,7 @@ DATASETS = {
     "AGH": "quality_variation_2017_agh_tv_dataset.csv",
 }
 FIXED = 35
+FIRST_STAGE = 15  # Stein's first stage (the two-stage plan's min_ratings)
 SD_RANGE = (8.0, 25.0)  # GAIA's per-video SD on the 0-100 slider
 SESSION = 10  # videos per rater session
 CONCURRENT = 20  # sessions served between two looks of the rule (ratings in flight)
@@ -173,6 +178,10 @@ def part_gaia(args, rng) -> dict:
             GroupSequentialPlan(looks=looks, spending="pocock"),
             StoppingRule(target_half_width=target, max_ratings=looks[-1]),
         ),
+        "two_stage_stein": (
+            TwoStagePlan(first_stage=FIRST_STAGE),
+            StoppingRule(target_half_width=target, min_ratings=FIRST_STAGE, max_ratings=cap),
+        ),
         "naive_t": (RepeatedTInterval(), StoppingRule(target_half_width=target, max_ratings=cap)),
     }
     figures = {
@@ -240,6 +249,12 @@ def part_public(args) -> dict:
             "group_sequential_obf": (
                 GroupSequentialPlan(looks=looks, low=1, high=5),
                 StoppingRule(target_half_width=target, max_ratings=looks[-1]),
+            ),
+            "two_stage_stein": (
+                TwoStagePlan(first_stage=FIRST_STAGE, low=1, high=5),
+                StoppingRule(
+                    target_half_width=target, min_ratings=FIRST_STAGE, max_ratings=8 * fixed
+                ),
             ),
             "naive_t": (
                 RepeatedTInterval(low=1, high=5),
@@ -444,7 +459,7 @@ def main() -> None:
     public = part_public(args)
     print("2. Public sets, resampled (5-point scale)")
     for case, entry in public.items():
-        for rule in ("anytime_cs", "group_sequential_obf", "naive_t"):
+        for rule in ("anytime_cs", "group_sequential_obf", "two_stage_stein", "naive_t"):
             e = entry[rule]
             print(
                 f"{case:<8}fixed {entry['fixed']:>3} target {entry['target_half_width']:.3f} "

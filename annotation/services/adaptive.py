@@ -118,6 +118,7 @@ def collection_plan(*, settings: AdaptiveSettings, study: Study) -> CollectionPl
         low=study.slider_min,
         high=study.slider_max,
         looks=looks,
+        first_stage=settings.min_ratings,
     )
 
 

@@ -25,9 +25,9 @@ def adaptive_summary(*, study: Study) -> dict | None:
     """The monitor's adaptive panel, None when adaptive collection is off.
 
     Counts are of kept ratings of regular videos (one rating scores every dimension of a
-    video). The fixed design, the baseline, rates every regular video ``max_ratings``
+    video). The fixed design, the baseline, rates every regular video ``fixed_ratings``
     times (GAIA: 35). The verdict compares, on the settled videos, the kept ratings they
-    took (those counted after they settled included) with ``max_ratings`` each, and counts
+    took (those counted after they settled included) with ``fixed_ratings`` each, and counts
     every open video at the cap: the saving it states is what adaptive collection has
     secured so far, never a forecast that later ratings could undo.
     """
@@ -35,7 +35,7 @@ def adaptive_summary(*, study: Study) -> dict | None:
         return None
     # read again: the review writes its figures through another instance
     settings = AdaptiveSettings.objects.get(study=study)
-    cap = settings.max_ratings
+    cap, each = settings.max_ratings, settings.fixed_ratings
     videos = (
         Stimulus.objects.filter(study=study, role=Stimulus.Role.STIMULUS)
         .exclude(status=Stimulus.Status.FAILED)
@@ -52,9 +52,9 @@ def adaptive_summary(*, study: Study) -> dict | None:
         item__role=Item.Role.STIMULUS,
         assignment__state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
     ).count()
-    fixed_on_settled = settled_count * cap
+    fixed_on_settled = settled_count * each
     saving = fixed_on_settled - on_settled
-    fixed = videos * cap
+    fixed = videos * each
     review = settings.review or {}
     verdict = "too_early" if not settled_count else ("saving" if saving > 0 else "costing")
     return {
@@ -62,6 +62,7 @@ def adaptive_summary(*, study: Study) -> dict | None:
         "target_half_width": settings.target_half_width,
         "min_ratings": settings.min_ratings,
         "max_ratings": cap,
+        "fixed_ratings": each,
         "alpha": settings.alpha,
         "videos": videos,
         "videos_settled": settled_count,
@@ -103,7 +104,7 @@ def _verdict_sentence(
     fixed: int,
     collected: int,
 ) -> str:
-    cap = settings.max_ratings
+    each = settings.fixed_ratings
     if verdict == "too_early":
         return (
             f"No video has settled yet, so nothing is saved so far ({collected} kept ratings; "
@@ -113,13 +114,13 @@ def _verdict_sentence(
     if verdict == "saving":
         sentence = (
             f"Adaptive collection is saving: {videos} took {on_settled} kept ratings where "
-            f"the fixed design spends {settled * cap} ({cap} each), {saving} fewer, "
+            f"the fixed design spends {settled * each} ({each} each), {saving} fewer, "
             f"{saving / fixed:.0%} of the fixed design's {fixed}."
         )
     else:
         sentence = (
             f"Adaptive collection is costing: {videos} took {on_settled} kept ratings, "
-            f"{-saving} more than the fixed design's {settled * cap} ({cap} each), "
+            f"{-saving} more than the fixed design's {settled * each} ({each} each), "
             "and its intervals are wider than the fixed design's for the same ratings."
         )
     if at_cap * 2 >= settled:

@@ -236,6 +236,7 @@ ADAPTIVE_DEMO = {
     "target_half_width": 15.0,
     "min_ratings": 5,
     "max_ratings": 20,
+    "fixed_ratings": 20,  # the demo's own fixed design: every video at the cap
 }
 
 

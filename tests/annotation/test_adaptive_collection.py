@@ -34,6 +34,7 @@ from annotation.services.assignments import assignment_start_next
 from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence
 from quality.stats.adaptive.group_sequential import GroupSequentialPlan
 from quality.stats.adaptive.stopping import StoppingRule, decide
+from quality.stats.adaptive.two_stage import TwoStagePlan
 from tests.annotation.design_fixtures import tiny_preference_study
 from tests.annotation.rater_fixtures import TinyStudy, answer, onboard, rater_client, tiny_study
 from tests.factories import RaterFactory, UserFactory
@@ -44,8 +45,10 @@ KEYS = ("subject", "completeness", "interaction")
 
 
 def adaptive(tiny: TinyStudy, **settings) -> AdaptiveSettings:
-    """Adaptive collection on, the anytime plan unless the test names another."""
-    settings = {"plan": "anytime", **settings}
+    """Adaptive collection on: the anytime plan, at least 5 ratings, a cap of 35, unless
+    the test says otherwise."""
+    settings = {"plan": "anytime", "min_ratings": 5, "max_ratings": 35, **settings}
+    settings.setdefault("fixed_ratings", settings["max_ratings"])
     return AdaptiveSettings.objects.create(study=tiny.study, enabled=True, **settings)
 
 
@@ -127,23 +130,25 @@ def test_the_defaults_are_valid_and_off():
     tiny = tiny_study()
     settings = AdaptiveSettings(study=tiny.study)
     settings.full_clean()
-    assert (settings.enabled, settings.plan) == (False, "group_sequential")
+    assert (settings.enabled, settings.plan) == (False, "two_stage")
     assert settings.target_half_width == 8.6
-    assert (settings.min_ratings, settings.max_ratings, settings.alpha) == (5, 35, 0.05)
+    assert (settings.min_ratings, settings.max_ratings, settings.alpha) == (15, 80, 0.05)
+    assert settings.fixed_ratings == 35
     assert settings.look_counts() == (10, 20, 35)
 
 
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"min_ratings": 36}, "min_ratings"),
+        ({"min_ratings": 81}, "min_ratings"),  # past the cap of 80
+        ({"min_ratings": 1}, "min_ratings"),  # the two-stage plan's first stage
         ({"target_half_width": 0.0}, "target_half_width"),
         ({"target_half_width": 50.0}, "target_half_width"),  # the whole 0-100 range
         ({"alpha": 1.0}, "alpha"),
         ({"plan": "group_sequential", "looks": "10,x"}, "looks"),
         ({"plan": "group_sequential", "looks": "20,10"}, "looks"),
         ({"plan": "group_sequential", "looks": "1,10"}, "looks"),
-        ({"plan": "group_sequential", "looks": "10,20,40"}, "looks"),  # past the cap of 35
+        ({"plan": "group_sequential", "looks": "10,20,85"}, "looks"),  # past the cap of 80
         ({"plan": "group_sequential", "looks": ""}, "looks"),
     ],
 )
@@ -223,8 +228,14 @@ def expected_stop(plan, rule: StoppingRule, values: list[float]):
             GroupSequentialPlan(looks=(5, 10, 20), alpha=0.05, low=0.0, high=100.0),
             StoppingRule(target_half_width=10.0, min_ratings=5, max_ratings=20),
         ),
+        (
+            {"plan": "two_stage", "min_ratings": 6, "target_half_width": 6.0,
+             "max_ratings": 24},
+            TwoStagePlan(first_stage=6, alpha=0.05, low=0.0, high=100.0),
+            StoppingRule(target_half_width=6.0, min_ratings=6, max_ratings=24),
+        ),
     ],
-    ids=["anytime", "group_sequential"],
+    ids=["anytime", "group_sequential", "two_stage"],
 )  # fmt: skip
 def test_a_video_settles_exactly_when_the_stopping_rule_says_so(chosen, plan, rule):
     # given: a video the raters agree on, one they split on, one with few ratings

@@ -62,8 +62,9 @@ def settled_study(rater_study) -> tuple[TinyStudy, list[Stimulus]]:
     +-40, and two videos with 5 kept ratings each: the review settles them."""
     tiny = rater_study(rest_every=0)
     AdaptiveSettings.objects.create(
-        study=tiny.study, enabled=True, plan="anytime", target_half_width=40.0
-    )
+        study=tiny.study, enabled=True, plan="anytime", target_half_width=40.0,
+        min_ratings=5, max_ratings=35, fixed_ratings=35,
+    )  # fmt: skip
     videos = list(Stimulus.objects.filter(study=tiny.study, role=Stimulus.Role.STIMULUS))
     for _ in range(5):
         kept_session(tiny.study, videos[:2], 50.0)

@@ -1,8 +1,8 @@
-"""`manage.py adaptive SLUG --on|--off [--width 8.6] [--min 5] [--cap 35]
-[--plan group_sequential|anytime] [--looks 10,20,35] [--alpha 0.05]`: switch a
-single-stimulus study's adaptive collection on or off and set its numbers (docs/admins.md,
-"Adaptive collection"); without --on or --off it shows the settings and the monitor's
-figures."""
+"""`manage.py adaptive SLUG --on|--off [--width 8.6] [--min 15] [--cap 80] [--fixed 35]
+[--plan two_stage|group_sequential|anytime] [--looks 10,20,35] [--alpha 0.05]`: switch
+a single-stimulus study's adaptive collection on or off and set its numbers
+(docs/admins.md, "Adaptive collection"); without --on or --off it shows the settings and
+the monitor's figures."""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--width", type=float, help="target half-width, in scale points")
         parser.add_argument("--min", type=int, dest="min_ratings", help="ratings before a stop")
         parser.add_argument("--cap", type=int, dest="max_ratings", help="ratings at most")
+        parser.add_argument(
+            "--fixed", type=int, dest="fixed_ratings", help="the fixed design's ratings per video"
+        )
         parser.add_argument("--plan", choices=AdaptiveSettings.Plan.values)
         parser.add_argument("--looks", help="group-sequential looks, e.g. 10,20,35")
         parser.add_argument("--alpha", type=float, help="error rate of each interval")
@@ -40,6 +43,7 @@ class Command(BaseCommand):
             "target_half_width": options["width"],
             "min_ratings": options["min_ratings"],
             "max_ratings": options["max_ratings"],
+            "fixed_ratings": options["fixed_ratings"],
             "plan": options["plan"],
             "looks": options["looks"],
             "alpha": options["alpha"],

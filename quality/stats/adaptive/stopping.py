@@ -12,6 +12,9 @@ from the plan:
 - ``group_sequential``: repeated t-intervals at a few planned looks (``group_sequential.py``)
   hold at all looks at once under approximate normality of the running mean; its interval
   changes only at a look, and after its last look it is ``final``, which stops the video.
+- ``two_stage``: Stein's two-stage interval (``two_stage.py``): the first ``first_stage``
+  ratings fix the sample size a video needs; exact for normal scores, no penalty for the
+  stop because the data choose the size only through the first stage's SD.
 
 Each dimension's coverage is at its own alpha; for all three dimensions of a video at
 once, use alpha / 3 (Bonferroni) when that is the claim to make.
@@ -27,8 +30,9 @@ import numpy as np
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
 from quality.stats.adaptive.group_sequential import GroupSequentialPlan
 from quality.stats.adaptive.interval import CollectionPlan, Interval
+from quality.stats.adaptive.two_stage import TwoStagePlan
 
-PLANS = ("anytime", "group_sequential")
+PLANS = ("anytime", "group_sequential", "two_stage")
 
 # Why a video stopped (or not), as StopDecision.reason.
 TOO_FEW = "too_few"  # fewer than min_ratings
@@ -110,11 +114,15 @@ def make_plan(
     looks: tuple[int, ...] = (10, 20, 35),
     spending: str = "obrien_fleming",
     grid_size: int = DEFAULT_GRID_SIZE,
+    first_stage: int = 15,
 ) -> CollectionPlan:
-    """One of ``PLANS``: ``anytime`` (betting confidence sequence; ``looks`` and ``spending``
-    unused) or ``group_sequential`` (``grid_size`` unused)."""
+    """One of ``PLANS``: ``anytime`` (betting confidence sequence, ``grid_size``),
+    ``group_sequential`` (``looks``, ``spending``) or ``two_stage`` (Stein's,
+    ``first_stage``); the other arguments are unused."""
     if kind == "anytime":
         return AnytimeConfidenceSequence(alpha=alpha, low=low, high=high, grid_size=grid_size)
     if kind == "group_sequential":
         return GroupSequentialPlan(looks=looks, alpha=alpha, low=low, high=high, spending=spending)
+    if kind == "two_stage":
+        return TwoStagePlan(first_stage=first_stage, alpha=alpha, low=low, high=high)
     raise ValueError(f"unknown plan {kind!r}; one of {PLANS}")
