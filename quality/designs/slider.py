@@ -13,6 +13,7 @@ from annotation.models import Stimulus, Study
 from quality import export, plots
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import selection_summary
+from quality.designs.slider_adaptive import adaptive_intervals
 from quality.selectors import ratings_frame, study_exclusions
 from quality.stats.analysis import ANALYSIS_VERSION, AnalysisSettings, run_analysis
 from quality.stats.exclusions import (
@@ -57,6 +58,9 @@ def execute(*, run) -> Computed:
     }
     summary["selection"] = selection_summary(study=study, exclusions=exclusions)
     summary["metric_agreement"] = metric_agreement_for(study, result.mos, summary["all_combined"])
+    intervals = adaptive_intervals(study=study, exclusions=exclusions)
+    if intervals is not None:  # the study collects adaptively
+        summary["adaptive"] = intervals
     return Computed(
         summary=summary,
         exclusions=summary["exclusions"],
@@ -201,6 +205,7 @@ def results_context(*, run) -> dict:
         "alpha": summary.get("alpha", {}),
         "correlation": summary.get("dimension_correlation", []),
         "agreement": agreement_table(summary.get("metric_agreement")),
+        "adaptive": summary.get("adaptive"),
     }
 
 
