@@ -245,10 +245,15 @@ def adaptive_on(study: Study):
     the first seven), so that each video has 10 kept ratings (the plan's second look;
     the line clicker's sessions fail the golden gate and do not count), then a review:
     the videos known to +-15 settle and stop being served, the others stay open for the
-    raters who come next, and the monitor has a saving to show. Made once: a second call
-    adds no rater and settles nothing new."""
+    raters who come next, and the monitor has a saving to show; then a new analysis run,
+    whose results state each video's interval. Made once: a second call adds no rater and
+    settles nothing new. Returns how many videos have settled."""
+    from annotation.models import SettledStimulus
     from annotation.services.adaptive import adaptive_configure, adaptive_review
+    from frontend.demo.simulate import finished_run
 
     simulate(study, profiles=PROFILES[:4], first_number=len(PROFILES) + 1, seed=2)
     adaptive_configure(study=study, enabled=True, **ADAPTIVE_DEMO)
-    return adaptive_review(study=study)
+    adaptive_review(study=study)
+    finished_run(study)
+    return SettledStimulus.objects.filter(stimulus__study=study).count()

@@ -620,11 +620,16 @@ def test_the_demo_switch_turns_it_on_with_the_demo_numbers_once():
     tiny = tiny_study()
     # when
     gaia.adaptive_on(tiny.study)
-    gaia.adaptive_on(tiny.study)
+    settled_count = gaia.adaptive_on(tiny.study)
     # then: four simulated raters more (made once), adaptive on with the demo's numbers
     settings = AdaptiveSettings.objects.get(study=tiny.study)
     assert settings.enabled
     assert {k: getattr(settings, k) for k in gaia.ADAPTIVE_DEMO} == gaia.ADAPTIVE_DEMO
+    # and a run that states each video's interval; the count of settled videos returned
+    from quality.models import AnalysisRun
+
+    run = AnalysisRun.objects.filter(study=tiny.study, status="done").latest("pk")
+    assert run.summary["adaptive"]["settled"] == settled_count == len(settled())
     simulated = Participation.objects.filter(study=tiny.study, rater__is_simulated=True)
     assert sorted(simulated.values_list("rater__external_id", flat=True)) == [
         f"SIM-{tiny.study.slug}-{n:02d}" for n in range(8, 12)

@@ -23,10 +23,9 @@ class Command(BaseCommand):
         accounts = demo_accounts()
         for study in demo_studies_create(var_dir=settings.VAR_DIR, stimuli=stimuli):
             if adaptive and study.slug == gaia.SLUG:
-                review = gaia.adaptive_on(study)
-                settled = len(review.settled_now) if review is not None else 0
+                settled = gaia.adaptive_on(study)
                 self.stdout.write(
-                    f"adaptive collection on for '{study.name}': {settled} videos settled now "
+                    f"adaptive collection on for '{study.name}': {settled} videos settled "
                     f"(python manage.py adaptive {study.slug} --off switches it off)"
                 )
             self.stdout.write(
