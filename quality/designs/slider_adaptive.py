@@ -98,6 +98,7 @@ def adaptive_intervals(*, study: Study, exclusions: list[Exclusion]) -> dict | N
     widest.sort(key=lambda row: (-row["half_width"], row["video_id"]))
     return {
         "plan": settings.plan,
+        "plan_label": settings.get_plan_display(),
         "alpha": settings.alpha,
         "target_half_width": settings.target_half_width,
         "videos": len(states),
