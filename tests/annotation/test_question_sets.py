@@ -243,7 +243,7 @@ def test_the_study_page_shows_the_questionnaire_settings(superuser):
 
 
 def test_the_admin_refuses_an_acceptance_number_not_below_the_sample_size():
-    from annotation.admin import QuestionnaireSettingsForm
+    from annotation.admin.questionnaire import QuestionnaireSettingsForm
 
     tiny = tiny_questionnaire_study(stimuli=0)
     plan = QuestionnaireSettings.objects.get(study=tiny.study)
