@@ -122,7 +122,8 @@ function render(body, options, refresh) {
   renderAdaptive(body.adaptive);
   document.getElementById("progress").textContent =
     `${p.answers} answers · ${p.answers_per_stimulus} of ${p.target_per_stimulus} per stimulus · ` +
-    `${p.answers_last_hour} in the last hour · expected finish: ${p.expected_finish ?? "–"}`;
+    `${p.answers_last_hour} in the last hour · expected finish: ` +
+    (p.expected_finish ? new Date(p.expected_finish).toLocaleString() : "–");
   const state = document.getElementById("filter-state").value;
   const flaggedOnly = document.getElementById("filter-flagged").checked;
   const tbody = document.querySelector("#assignments tbody");
