@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, Q
 
 from annotation.designs.base import Design, Gate, QualificationScore
 from annotation.errors import ValidationFailed
@@ -35,6 +36,7 @@ from annotation.models import (
     Action,
     ActionGroup,
     Answer,
+    Assignment,
     Candidate,
     Dimension,
     ExpertLabel,
@@ -43,6 +45,7 @@ from annotation.models import (
     Proposal,
     ProposalFlags,
     ProposeVerifySettings,
+    Session,
     SessionItem,
     StageLink,
     Stimulus,
@@ -412,20 +415,44 @@ def state_payload(*, study) -> dict:
 
 
 def raters_per_session(*, study) -> int:
-    """m raters per session: the proposers and the verifiers of a segment (AVA: 3)."""
+    """The most raters a session takes: the larger of the proposers and the verifiers of
+    a segment (AVA: 3 each); sessions of the other stage stop at their own number
+    (barred_sessions)."""
     chosen = settings_of(study)
     return max(chosen.proposers_per_item, chosen.verifiers_per_item)
 
 
+def _full_sessions(study):
+    """Sessions of the stage with fewer raters per segment that have them all (sessions
+    excluded, e.g. rejected, do not count); none when both stages take as many."""
+    chosen = settings_of(study)
+    limits = {PROPOSE: chosen.proposers_per_item, VERIFY: chosen.verifiers_per_item}
+    stage = min(limits, key=limits.get)
+    if limits[stage] == max(limits.values()):
+        return Session.objects.none().values("pk")
+    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+    of_stage = SessionItem.objects.filter(is_golden=False, item__dimension__key=stage)
+    return (
+        Session.objects.filter(study=study, pk__in=of_stage.values("session_id"))
+        .annotate(raters=live)
+        .filter(raters__gte=limits[stage])
+        .values("pk")
+    )
+
+
 def barred_sessions(*, participation):
-    """The sessions a rater may not take: those verifying segments they proposed for."""
+    """The sessions a rater may not take: those verifying segments they proposed for,
+    and those of a stage whose raters per segment are all there (the stages may want
+    different numbers, one session cap serves both)."""
     proposed = Answer.objects.filter(
         participation=participation, item__dimension__key=PROPOSE, assignment__isnull=False
     ).values("item_id")
     verify_items = StageLink.objects.filter(
         propose_item__in=proposed, verify_item__isnull=False
     ).values("verify_item_id")
-    return SessionItem.objects.filter(item__in=verify_items, is_golden=False).values("session_id")
+    own = SessionItem.objects.filter(item__in=verify_items, is_golden=False).values("session_id")
+    full = _full_sessions(participation.study)
+    return Session.objects.filter(Q(pk__in=own) | Q(pk__in=full)).values("pk")
 
 
 # --- manifest ---------------------------------------------------------------------------

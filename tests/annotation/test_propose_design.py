@@ -189,6 +189,26 @@ def test_a_segment_flagged_by_a_majority_is_set_aside_with_its_flags():
     assert ProposalFlags.objects.filter(answer__item=item, bad_box=True).count() == 1
 
 
+def test_a_stage_with_fewer_raters_per_segment_stops_at_its_own_number():
+    # given: one proposer and two verifiers a segment; the propose session has its one
+    tiny = tiny_propose_study(proposers=1, verifiers=2)
+    proposer(tiny)
+    def session_of(stage: str) -> Session:
+        sessions = Session.objects.filter(study=tiny.study, items__is_golden=False,
+                                          items__item__dimension__key=stage)  # fmt: skip
+        return sessions.distinct().get()
+
+    propose_session = session_of("propose")
+    verify_queues_sweep()  # the on-commit task does not run here: its verify session
+    verify_session = session_of("verify")
+    # when: two more raters come
+    for _ in range(2):
+        proposer(tiny)
+    # then: nobody proposed twice for a segment; both verify
+    assert Assignment.objects.filter(session=propose_session).count() == 1
+    assert Assignment.objects.filter(session=verify_session).count() == 2
+
+
 def test_the_sweep_fills_what_lost_tasks_left_and_makes_the_verify_sessions():
     # given: proposals in, but the on-commit task never ran (no transaction here)
     tiny = tiny_propose_study()
