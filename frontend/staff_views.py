@@ -263,7 +263,6 @@ def audit(request, slug: str, pk: int):
     plan = plan_characteristic(
         sample_size=batch_audit.sample_size, acceptance_number=batch_audit.acceptance_number
     )
-    regular = Item.objects.filter(pk__in=assignment.order, role=Item.Role.STIMULUS).count()
     return render(
         request,
         "frontend/staff/audit.html",
@@ -278,7 +277,6 @@ def audit(request, slug: str, pk: int):
                 }
                 for row in plan
             ],
-            "regular": regular,
             "videos": _sampled_videos(batch_audit, typed),
             "error": error,
             "reason": reason,

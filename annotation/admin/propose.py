@@ -3,6 +3,7 @@ their proposers set aside (flagged as inappropriate or with a wrong box by a maj
 
 from django.contrib import admin
 
+from annotation.designs.propose import vocabulary_forget
 from annotation.models import Action, ActionGroup, Answer, ProposeVerifySettings, StageLink
 
 
@@ -40,6 +41,14 @@ class ActionGroupAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return super().has_delete_permission(request, obj) and not self._answered(obj)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        vocabulary_forget(form.instance.study_id)  # the pages read it from a cache
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        vocabulary_forget(obj.study_id)
 
 
 @admin.register(StageLink)

@@ -67,6 +67,14 @@ def _no_extra(*, study, role: str, extra: dict) -> dict:
 
 
 @dataclass(frozen=True)
+class OnDemand:
+    """Sessions made for each rater as they start one (Design.sessions_on_demand)."""
+
+    make: Callable[..., object]  # make(participation): the session made now, or None
+    left: Callable[..., bool]  # left(participation): whether one could still be made
+
+
+@dataclass(frozen=True)
 class Design:
     """One study design. Every function takes keyword arguments.
 
@@ -130,8 +138,8 @@ class Design:
     # The dimensions (questions) a new study of this design gets unless it names its own:
     # (key, label, help text, shows_reference).
     default_dimensions: tuple[tuple[str, str, str, bool], ...] = ()
-    # raters_per_session(study): how many raters take each session (a rejected batch does
-    # not count); None: no limit, the least-rated session first.
+    # raters_per_session(study, session=None): how many raters take each session, or
+    # this one (a rejected batch does not count); None: no limit, least-rated first.
     raters_per_session: Callable[..., int | None] = lambda **study: None
     # barred_sessions(participation): ids of sessions the rater may not take (a verifier
     # never verifies what they proposed), as a values() queryset; None: none barred.
@@ -139,12 +147,8 @@ class Design:
     # A session's golden items are drawn from those of its own question (its items all
     # ask one: one stage of propose-then-verify), not from the whole golden pool.
     golden_by_question: bool = False
-    # session_on_demand(participation) -> Session | None: where the study makes each
-    # rater's session when they start it (active pair choice), the session made now (None:
-    # nothing left for the rater); returns False where the study shares prebuilt sessions.
-    session_on_demand: Callable[..., object] = lambda **participation: False
-    # sessions_left_on_demand(participation): where sessions are made on demand, whether
-    # one could still be made for the rater; None where the study shares prebuilt ones.
-    sessions_left_on_demand: Callable[..., bool | None] = lambda **participation: None
+    # sessions_on_demand(study) -> OnDemand | None: where the study makes each rater's
+    # session when they start it (active pair choice); None: prebuilt shared sessions.
+    sessions_on_demand: Callable[..., OnDemand | None] = lambda **study: None
     # tutorial_payload(study): what the tutorial shows; None: the study's tutorial pairs.
     tutorial_payload: Callable[..., dict] | None = None

@@ -24,7 +24,7 @@ from itertools import combinations
 
 from django.db.models import Prefetch
 
-from annotation.designs.base import Design, Gate, QualificationScore
+from annotation.designs.base import Design, Gate, OnDemand, QualificationScore
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -327,22 +327,25 @@ def qualification_score(*, participation, answers) -> QualificationScore:
     return QualificationScore(share, rows, passed)
 
 
-def session_on_demand(*, participation):
-    """With `active_pairs` on, the rater's session made now from the pairs that teach the
-    scale most (annotation.services.active_pairs); False with balanced sessions."""
-    if not settings_of(participation.study).active_pairs:
-        return False
+def _active_session_make(*, participation):
     from annotation.services.active_pairs import active_session_make
 
     return active_session_make(participation=participation)
 
 
-def sessions_left_on_demand(*, participation) -> bool | None:
-    if not settings_of(participation.study).active_pairs:
-        return None
+def _active_pairs_left(*, participation) -> bool:
     from annotation.services.active_pairs import active_pairs_left
 
     return active_pairs_left(participation=participation)
+
+
+ACTIVE_PAIRS = OnDemand(make=_active_session_make, left=_active_pairs_left)
+
+
+def sessions_on_demand(*, study) -> OnDemand | None:
+    """With `active_pairs` on, each rater's session is made from the pairs that teach the
+    scale most now (annotation.services.active_pairs); None: balanced sessions."""
+    return ACTIVE_PAIRS if settings_of(study).active_pairs else None
 
 
 def state_payload(*, study) -> dict:
@@ -373,6 +376,5 @@ PREFERENCE = Design(
     session_chunks=session_chunks,
     check_manifest_row=check_manifest_row,
     default_dimensions=WYD_QUESTIONS[:1],
-    session_on_demand=session_on_demand,
-    sessions_left_on_demand=sessions_left_on_demand,
+    sessions_on_demand=sessions_on_demand,
 )

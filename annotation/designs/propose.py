@@ -414,19 +414,27 @@ def state_payload(*, study) -> dict:
 # --- sessions ---------------------------------------------------------------------------
 
 
-def raters_per_session(*, study) -> int:
-    """The most raters a session takes: the larger of the proposers and the verifiers of
-    a segment (AVA: 3 each); sessions of the other stage stop at their own number
-    (barred_sessions)."""
+def _stage_limits(study) -> dict[str, int]:
     chosen = settings_of(study)
-    return max(chosen.proposers_per_item, chosen.verifiers_per_item)
+    return {PROPOSE: chosen.proposers_per_item, VERIFY: chosen.verifiers_per_item}
+
+
+def raters_per_session(*, study, session=None) -> int:
+    """The raters a session takes: its stage's proposers or verifiers per segment (AVA:
+    3 each); without a session, the larger (sessions are first chosen by that, then
+    counted again under their lock against their own stage's number)."""
+    limits = _stage_limits(study)
+    if session is None:
+        return max(limits.values())
+    regular = SessionItem.objects.filter(session=session, is_golden=False)
+    stage = regular.values_list("item__dimension__key", flat=True).first()
+    return limits.get(stage, max(limits.values()))
 
 
 def _full_sessions(study):
     """Sessions of the stage with fewer raters per segment that have them all (sessions
     excluded, e.g. rejected, do not count); none when both stages take as many."""
-    chosen = settings_of(study)
-    limits = {PROPOSE: chosen.proposers_per_item, VERIFY: chosen.verifiers_per_item}
+    limits = _stage_limits(study)
     stage = min(limits, key=limits.get)
     if limits[stage] == max(limits.values()):
         return Session.objects.none().values("pk")

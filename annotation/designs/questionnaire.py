@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 
 from annotation.designs.base import Design, Gate, QualificationScore
-from annotation.designs.slider import build_items
+from annotation.designs.slider import build_items, layout
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
 from annotation.models import (
@@ -111,10 +111,6 @@ class Labels:
 
     def canonical(self) -> dict:
         return {"answers": self.answers}
-
-
-def layout(*, item: Item, seed: object) -> list[Stimulus]:
-    return [member.stimulus for member in item.members.all()]
 
 
 def item_payload(*, item: Item, layout: list[Stimulus]) -> dict:
@@ -411,7 +407,7 @@ def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -
     )
 
 
-def raters_per_session(*, study) -> int:
+def raters_per_session(*, study, session=None) -> int:
     return settings_of(study).raters_per_video
 
 

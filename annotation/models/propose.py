@@ -2,6 +2,7 @@
 vocabulary, stage 1's proposed labels and flags, stage 2's candidates and verdicts, and
 the link from a segment's propose item to its verify item (provenance)."""
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -50,6 +51,22 @@ class ProposeVerifySettings(models.Model):
 
     def __str__(self) -> str:
         return f"propose-verify settings of {self.study.slug}"
+
+    def clean(self) -> None:
+        errors = {}
+        if (
+            self.keep_at_least is not None
+            and self.verifiers_per_item is not None
+            and self.keep_at_least > self.verifiers_per_item
+        ):
+            errors["keep_at_least"] = (
+                f"No label could be kept: {self.keep_at_least} yes verdicts asked of "
+                f"{self.verifiers_per_item} verifiers."
+            )
+        if self.max_labels is not None and self.max_labels < 1:
+            errors["max_labels"] = "A proposer must be able to give at least one label."
+        if errors:
+            raise ValidationError(errors)
 
 
 class ActionGroup(models.Model):

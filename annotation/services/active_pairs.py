@@ -42,7 +42,7 @@ from annotation.models import (
     Stimulus,
     Study,
 )
-from annotation.services.studies import session_make
+from annotation.services.studies import next_session_index, session_make
 from quality.stats.adaptive.pairs import choose_pairs, with_pending
 from quality.stats.adaptive.scaling import fit_scale
 
@@ -209,14 +209,17 @@ def active_session_make(*, participation: Participation) -> Session | None:
             used[item] += 1
     if not picked:
         return None
-    index = (study.sessions.order_by("-index").values_list("index", flat=True).first() or 0) + 1
     golden = list(
         Item.objects.filter(study=study, role=Item.Role.GOLDEN)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     session = session_make(
-        study=study, index=index, seed=rng.randrange(2**62), items=picked, golden_pool=golden
+        study=study,
+        index=next_session_index(study),
+        seed=rng.randrange(2**62),
+        items=picked,
+        golden_pool=golden,
     )
     logger.info(
         "rater %s: active session %s of %d pairs (%d pending elsewhere)",

@@ -104,7 +104,7 @@ def adaptive_open_items(items: QuerySet, *, study: Study) -> QuerySet:
     if adaptive_settings_of(study=study) is None:
         return items
     settled = Item.objects.filter(
-        role=Item.Role.STIMULUS, members__stimulus__settled__isnull=False
+        study=study, role=Item.Role.STIMULUS, members__stimulus__settled__isnull=False
     ).values("pk")
     return items.exclude(is_golden=False, item__in=settled)
 
@@ -144,25 +144,32 @@ def kept_answers(*, study: Study) -> QuerySet[Answer]:
 
 
 def kept_scores(*, study: Study, leave_out: set[int] = frozenset()) -> dict[int, np.ndarray]:
-    """Video id -> its kept scores, shape (ratings, dimensions) in arrival order, the
-    columns in the study's dimension order; videos in `leave_out` are not read."""
-    column = {
-        pk: index
-        for index, pk in enumerate(study.dimensions.order_by("order").values_list("pk", flat=True))
-    }
+    """Video id -> its kept scores (scores_by_video); videos in `leave_out` are not read."""
     rows = (
         Rating.objects.filter(answer_id__in=kept_answers(study=study).values("pk"))
         .exclude(stimulus_id__in=leave_out)
         .order_by("answer_id")
         .values_list("answer_id", "stimulus_id", "dimension_id", "score")
     )
+    return scores_by_video(study=study, rows=rows.iterator(chunk_size=20000))
+
+
+def scores_by_video(*, study: Study, rows) -> dict[int, np.ndarray]:
+    """Video id -> its scores, shape (ratings, dimensions) in arrival order, the columns
+    in the study's dimension order, from (answer id, video id, dimension id, score) rows
+    ordered by answer id; an answer without every dimension is left out (a slider answer
+    scores them all)."""
+    column = {
+        pk: index
+        for index, pk in enumerate(study.dimensions.order_by("order").values_list("pk", flat=True))
+    }
     answers: dict[int, tuple[int, list[float]]] = {}
-    for answer_id, stimulus_id, dimension_id, score in rows.iterator(chunk_size=20000):
+    for answer_id, stimulus_id, dimension_id, score in rows:
         entry = answers.setdefault(answer_id, (stimulus_id, [np.nan] * len(column)))
         entry[1][column[dimension_id]] = score
     per_video: dict[int, list[list[float]]] = {}
     for stimulus_id, scores in answers.values():  # dicts keep insertion (arrival) order
-        if not any(np.isnan(scores)):  # a slider answer scores every dimension
+        if not any(np.isnan(scores)):
             per_video.setdefault(stimulus_id, []).append(scores)
     return {video: np.asarray(scores, dtype=np.float64) for video, scores in per_video.items()}
 

@@ -62,23 +62,15 @@ def _playable_items(**filters):
     )
 
 
-def _open_items(items, *, study: Study):
-    """Under adaptive collection, session items whose video settled are not served
-    (annotation.services.adaptive.adaptive_open_items: golden items always are, and
-    what is left keeps its seeded split and per-rater shuffle)."""
-    return adaptive_open_items(items, study=study)
-
-
 def assignment_start_next(*, participation: Participation) -> Assignment | None:
     """Give the rater the next session they have not done (the least-rated one first).
 
     The order is the session's items whose videos are READY (golden ones included) and,
-    under adaptive collection, have not settled (``_open_items``), shuffled with a fresh
-    per-rater seed, stored once so that every later request reads the same order (a
-    review may later drop settled videos from positions the page does not hold yet,
-    annotation.services.adaptive). None when no session is left, or none has a ready
-    item to rate yet: an order without one would be an empty (or golden-only) session,
-    never completed.
+    under adaptive collection, have not settled (annotation.services.adaptive), shuffled
+    with a fresh per-rater seed, stored once so that every later request reads the same
+    order (a review may later drop settled videos from positions the page does not hold
+    yet). None when no session is left, or none has a ready item to rate yet: an order
+    without one would be an empty (or golden-only) session, never completed.
     """
     with transaction.atomic():
         # The participation before any assignment: the lock order of admin_actions.
@@ -91,7 +83,7 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
             return None
         seed = secrets.randbits(62)
         items = list(
-            _open_items(_playable_items(session=session), study=participation.study)
+            adaptive_open_items(_playable_items(session=session), study=participation.study)
             .order_by("item_id")
             .values_list("item_id", flat=True)
             .distinct()
@@ -112,37 +104,47 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
 
 
 def _next_session(participation: Participation) -> Session | None:
-    """The least-rated session the rater has not done that has a ready item; where the
-    design makes each rater's session (active pair choice), the one it makes now. Where the
-    design takes a set number of raters per session (questionnaire overlap), only a
-    session with fewer live raters (an excluded session, e.g. a batch rejected in its
-    audit, does not count) is handed out, its row locked while it is counted, so that
+    """The least-rated session open to the rater (sessions_open_to) that has a ready
+    item; where the design makes each rater's session (active pair choice), the one it
+    makes now. Where the design takes a set number of raters per session (questionnaire
+    overlap), the session's row is locked while its raters are counted again, so that
     two raters starting at once cannot both take its last place."""
     study = participation.study
-    made = design_of(study).session_on_demand(participation=participation)
-    if made is not False:  # the study makes each rater's session (active pair choice)
-        return made
-    cap = design_of(study).raters_per_session(study=study)
-    done = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
-    ready = _open_items(_playable_items(session=OuterRef("pk"), is_golden=False), study=study)
-    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
     design = design_of(study)
-    candidates = Session.objects.filter(Exists(ready), study_id=participation.study_id)
-    if design.barred_sessions is not None:
-        candidates = candidates.exclude(pk__in=design.barred_sessions(participation=participation))
-    candidates = (
-        candidates.exclude(pk__in=done)
-        .annotate(raters=live if cap is not None else Count("assignments"))
-        .order_by("raters", "index")
-    )
+    on_demand = design.sessions_on_demand(study=study)
+    if on_demand is not None:
+        return on_demand.make(participation=participation)
+    ready = _playable_items(session=OuterRef("pk"), is_golden=False)
+    candidates = sessions_open_to(participation, playable=ready).order_by("raters", "index")
+    cap = design.raters_per_session(study=study)
     if cap is None:
         return candidates.first()
-    for session_id in candidates.filter(raters__lt=cap).values_list("pk", flat=True)[:20]:
+    for session_id in candidates.values_list("pk", flat=True)[:20]:
         session = Session.objects.select_for_update().get(pk=session_id)
-        taken = session.assignments.exclude(state=Assignment.State.EXCLUDED).count()
-        if taken < cap:
+        own_cap = design.raters_per_session(study=study, session=session)
+        if session.assignments.exclude(state=Assignment.State.EXCLUDED).count() < own_cap:
             return session
     return None
+
+
+def sessions_open_to(participation: Participation, *, playable):
+    """The study's sessions the rater has not taken and may take, annotated with their
+    raters (the live ones where the design caps them, and below the cap): `playable`, a
+    SessionItem subquery on OuterRef("pk"), says which items count as still to answer
+    (videos settled under adaptive collection never do); the design's barred sessions
+    (a verifier's own segments, a full stage) are left out."""
+    study = participation.study
+    design = design_of(study)
+    playable = adaptive_open_items(playable, study=study)
+    taken = Assignment.objects.filter(rater_id=participation.rater_id).values("session_id")
+    sessions = Session.objects.filter(Exists(playable), study_id=study.pk).exclude(pk__in=taken)
+    if design.barred_sessions is not None:
+        sessions = sessions.exclude(pk__in=design.barred_sessions(participation=participation))
+    cap = design.raters_per_session(study=study)
+    if cap is None:
+        return sessions.annotate(raters=Count("assignments"))
+    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+    return sessions.annotate(raters=live).filter(raters__lt=cap)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from django.utils import timezone
 from annotation.designs.questionnaire import settings_of
 from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import Assignment, BatchAudit, Item, Payment, SessionItem
-from annotation.services.admin_actions import _locked_participation
+from annotation.services.admin_actions import _locked_participation, assignment_exclude
 from quality.stats.labels.acceptance import audit_sample, operating_characteristic
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,12 @@ def audit_decide(*, audit: BatchAudit, findings: dict, reason: str = "", by) -> 
             f"at {audit.decided_at:%Y-%m-%d %H:%M}",
             extra={"verdict": audit.verdict},
         )
+    if assignment.state != Assignment.State.FINISHED:
+        raise Conflict(
+            f"this batch is {assignment.get_state_display().lower()} now"
+            + (f": {assignment.admin_note}" if assignment.admin_note else ""),
+            extra={"state": assignment.state},
+        )
     checked = _findings(audit, findings)
     wrong = sum(entry["wrong"] for entry in checked)
     accepted = wrong <= audit.acceptance_number
@@ -150,12 +156,9 @@ def audit_decide(*, audit: BatchAudit, findings: dict, reason: str = "", by) -> 
 
 
 def _reject(assignment: Assignment, *, reason: str, by) -> None:
-    """Inside the decision's transaction, with the assignment locked."""
-    assignment.state = Assignment.State.EXCLUDED
-    assignment.admin_note = reason
-    assignment.excluded_by = by
-    assignment.excluded_at = timezone.now()
-    assignment.save(update_fields=["state", "admin_note", "excluded_by", "excluded_at"])
+    """Inside the decision's transaction: the batch excluded as an admin excludes a
+    session, and its payment rejected with the reason."""
+    assignment_exclude(assignment=assignment, reason=reason, by=by)
     payment = Payment.objects.select_for_update().filter(assignment=assignment).first()
     if payment is None:
         return

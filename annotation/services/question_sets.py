@@ -94,6 +94,11 @@ def _options(raw: object, *, kind: str, where: str) -> list[dict]:
             value = int(value) if value.is_integer() else value
         else:
             value = str(entry.get("value") or slugify(label).replace("-", "_"))
+            if not KEY.match(value):  # stored per answer, joined by "|" in exports
+                raise QuestionSetError(
+                    f"{where}: tag {label!r} needs a value that is a slug of at most 40 "
+                    f"characters (letters, digits, '_', '-'), not {value!r}"
+                )
         option = {"value": value, "label": label}
         if entry.get("description"):
             option["description"] = str(entry["description"]).strip()

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import logging
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import OuterRef
 
 from annotation.designs import design_of, values_digest
 from annotation.errors import ApplicationError, PermissionDenied
-from annotation.models import Assignment, Participation, Session, SessionItem, Stimulus
+from annotation.models import Assignment, Participation, SessionItem, Stimulus
 from annotation.selectors import (
     assignment_current,
     assignment_last_finished,
     break_seconds_left,
     rater_step,
 )
-from annotation.services.adaptive import adaptive_open_items
 from annotation.services.answers import answer_repeated, check_envelope, item_by_public_id
-from annotation.services.assignments import session_answer_submit
+from annotation.services.assignments import session_answer_submit, sessions_open_to
 from annotation.services.qualification import qualification_answer_submit, qualification_progress
 
 logger = logging.getLogger(__name__)
@@ -34,27 +33,15 @@ def sessions_left(participation: Participation) -> bool:
     """Whether a session the rater has not taken has, or may still have, an item to
     answer: one that is not golden and none of whose videos failed (a session of failed
     videos never starts), and room for them where the design takes a set number of
-    raters per session."""
-    on_demand = design_of(participation.study).sessions_left_on_demand(participation=participation)
+    raters per session; where the design makes each rater's session, whether it could."""
+    study = participation.study
+    on_demand = design_of(study).sessions_on_demand(study=study)
     if on_demand is not None:  # active pair choice makes the rater's sessions
-        return on_demand
+        return on_demand.left(participation=participation)
     playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
         item__members__stimulus__status=Stimulus.Status.FAILED
     )
-    # under adaptive collection a session whose videos all settled is not left
-    playable = adaptive_open_items(playable, study=participation.study)
-    left = Session.objects.filter(Exists(playable), study_id=participation.study_id).exclude(
-        assignments__rater_id=participation.rater_id
-    )
-    study = participation.study
-    design = design_of(study)
-    if design.barred_sessions is not None:
-        left = left.exclude(pk__in=design.barred_sessions(participation=participation))
-    cap = design.raters_per_session(study=study)
-    if cap is not None:  # a session its raters fill is not left (until a batch is rejected)
-        live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
-        left = left.annotate(raters=live).filter(raters__lt=cap)
-    return left.exists()
+    return sessions_open_to(participation, playable=playable).exists()
 
 
 _UNKNOWN = object()

@@ -75,9 +75,7 @@ def study_build_sessions(*, study: Study) -> list[Session]:
     def chunk_question(chunk: list[int]) -> int | None:
         return questions[chunk[0]] if chunk else None
 
-    first_index = (
-        study.sessions.order_by("-index").values_list("index", flat=True).first() or 0
-    ) + 1
+    first_index = next_session_index(study)
     rng = random.Random(f"{study.split_seed}:{first_index}")
     if design.session_chunks is None:
         rng.shuffle(pending)
@@ -102,6 +100,11 @@ def study_build_sessions(*, study: Study) -> list[Session]:
             )
         )
     return sessions
+
+
+def next_session_index(study: Study) -> int:
+    """The index the study's next new session takes (1 for the first)."""
+    return (study.sessions.order_by("-index").values_list("index", flat=True).first() or 0) + 1
 
 
 def session_make(

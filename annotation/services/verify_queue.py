@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.db.models import Count, Q
 
 from annotation.designs.propose import PROPOSE, settings_of, verify_item_make
 from annotation.models import (
@@ -108,10 +109,23 @@ def verify_queues_sweep() -> int:
     number of links made."""
     made = 0
     for study in Study.objects.filter(design="propose_verify", state=Study.State.RUNNING):
-        due = Item.objects.filter(
-            study=study, role=Item.Role.STIMULUS, dimension__key=PROPOSE, verify_link__isnull=True
-        ).values_list("pk", flat=True)
-        for item_id in due:
+        counted = Count(
+            "answers",
+            filter=Q(answers__assignment__isnull=False)
+            & ~Q(answers__assignment__state=Assignment.State.EXCLUDED),
+        )
+        due = (
+            Item.objects.filter(
+                study=study,
+                role=Item.Role.STIMULUS,
+                dimension__key=PROPOSE,
+                verify_link__isnull=True,
+            )
+            .annotate(proposals=counted)
+            .filter(proposals__gte=settings_of(study).proposers_per_item)
+            .values_list("pk", flat=True)
+        )
+        for item_id in due:  # each with its proposals in: a link is made under its lock
             made += verify_queue_fill(item_id=item_id) is not None
         _sessions_when_due(study)
     return made

@@ -19,12 +19,14 @@ from pathlib import Path
 import yaml
 from django.db import transaction
 
+from annotation.designs.propose import vocabulary_forget
 from annotation.errors import Conflict
 from annotation.models import (
     Action,
     ActionGroup,
     Answer,
     Candidate,
+    ExpertLabel,
     ProposeVerifySettings,
     Study,
 )
@@ -133,6 +135,14 @@ def vocabulary_apply(*, study: Study, vocabulary: Vocabulary) -> int:
                 "this study's golden segments were prepared with its vocabulary (its "
                 "sessions are built): import the vocabulary before building sessions"
             )
+        given = {action_id for action_id, _, _ in vocabulary.actions}
+        for label in ExpertLabel.objects.filter(stimulus__study=study).select_related("stimulus"):
+            missing = sorted(set(label.value) - given)
+            if missing:
+                raise Conflict(
+                    f"the experts' labels of {label.stimulus.original_name} name action "
+                    f"{missing[0]}, which the new vocabulary lacks"
+                )
         ActionGroup.objects.filter(study=study).delete()
         made = {
             group.key: ActionGroup.objects.create(
@@ -152,6 +162,7 @@ def vocabulary_apply(*, study: Study, vocabulary: Vocabulary) -> int:
         chosen, _ = ProposeVerifySettings.objects.get_or_create(study=study)
         chosen.vocabulary_source = vocabulary.source[:300]
         chosen.save(update_fields=["vocabulary_source"])
+    vocabulary_forget(study.pk)
     logger.info(
         "study %s: vocabulary %s, %d actions", study.slug, vocabulary.name, len(vocabulary.actions)
     )

@@ -421,7 +421,9 @@ def transcode(
     src, out_dir = Path(src), Path(out_dir)
     if stem is not None:
         _check_stem(stem)
-    source = probe(src)
+    # A segment needs the film's size, rate and length, not a count of all its packets
+    # (a 15-minute AVA film is read once per person and keyframe otherwise).
+    source = probe(src, count_packets=segment is None and around is None)
     if around is not None:
         try:
             segment = Segment.around(keyframe=around[0], seconds=around[1], length=source.duration)

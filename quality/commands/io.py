@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from quality.stats.ratings_csv import spreadsheet_safe
 
 EXIT_BAD_INPUT = 2
@@ -30,7 +32,10 @@ class InputError(ValueError):
 
 
 def json_ready(value):
-    """JSON has no NaN or infinity: undefined statistics become null."""
+    """JSON has no NaN or infinity: undefined statistics become null, recursively; numpy
+    scalars become Python's, keys text."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

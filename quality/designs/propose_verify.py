@@ -35,6 +35,7 @@ from annotation.models import (
 )
 from annotation.models.session import pseudonym_for
 from quality import export
+from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.propose_verify_page import FIGURES, available, draw, results_context
@@ -323,19 +324,6 @@ def set_aside(study: Study, segments: dict[str, dict]) -> list[dict]:
     ]  # fmt: skip
 
 
-def _json_ready(value):
-    """NaN and infinities as null, numpy scalars as Python's, recursively."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    return value
-
-
 def execute(*, run) -> Computed:
     """The study's verdicts, less those its exclusions take out, through verify_labels
     with the run's keep; with the provenance of each kept label, stage 1's golden recall,
@@ -372,19 +360,19 @@ def execute(*, run) -> Computed:
     labels = labels.sort_values(["at", "action_id"]).reset_index(drop=True)
     kept_by = labels[labels["kept"]].groupby("item_id")["action_id"].agg(list).to_dict()
     proposals = _counted(proposals, index)
-    summary = _json_ready(result.summary_dict())
+    summary = json_ready(result.summary_dict())
     summary["settings"] = dict(run.settings_snapshot)
-    summary["segments"] = _json_ready(
+    summary["segments"] = json_ready(
         [{**row, "kept": kept_by.get(row["item_id"], [])} for row in order.to_dict("records")]
     )
-    summary["labels"] = _json_ready(
+    summary["labels"] = json_ready(
         labels[["item_id", "action_id", "yes", "no", "kept"]].to_dict("records")
     )
     summary["label_counts"] = label_counts(study, proposals, labels)
     summary["provenance"] = provenance_rows(study, labels[labels["kept"]], counted)
-    summary["recall"] = _json_ready(golden_recall(study, index))
+    summary["recall"] = json_ready(golden_recall(study, index))
     summary["times"] = stage_times(answers[rules == ""])
-    summary["set_aside"] = _json_ready(set_aside(study, segments))
+    summary["set_aside"] = json_ready(set_aside(study, segments))
     summary["other_actions"] = [
         {"item_id": a.item_id, "rater_id": a.rater_id, "text": a.other_action,
          **{k: segments.get(a.item_id, {}).get(k) for k in ("video_id", "keyframe", "person_id")}}

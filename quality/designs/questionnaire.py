@@ -11,7 +11,6 @@ left out of every number here like any session an admin excluded, and recorded s
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 
 import numpy as np
@@ -31,6 +30,7 @@ from annotation.models import (
 )
 from annotation.models.session import pseudonym_for
 from quality import export
+from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
@@ -144,19 +144,6 @@ def comments_frame(*, study: Study) -> pd.DataFrame:
     frame = pd.DataFrame(records, columns=list(COMMENTS_COLUMNS))
     frame["session_id"] = frame["session_id"].astype(np.int64)
     return frame
-
-
-def _json_ready(value):
-    """NaN and infinities as null, numpy scalars as Python's, recursively."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    return value
 
 
 def _score_bins(question: Question, answers: pd.Series) -> list[dict]:
@@ -332,11 +319,11 @@ def execute(*, run) -> Computed:
         )
     except LabelsError as exc:
         raise ValueError(f"the answers cannot be labelled: {exc}") from None
-    summary = _json_ready(result.summary_dict())
-    summary["labels"] = _json_ready(result.labels[list(LABEL_COLUMNS)].to_dict("records"))
-    summary["rater_agreement_by_question"] = _json_ready(result.rater_agreement.to_dict("records"))
-    summary["distributions"] = _json_ready(distributions(counted, questions_in_order(study)))
-    summary["ties"] = _json_ready(_ties(result, counted))
+    summary = json_ready(result.summary_dict())
+    summary["labels"] = json_ready(result.labels[list(LABEL_COLUMNS)].to_dict("records"))
+    summary["rater_agreement_by_question"] = json_ready(result.rater_agreement.to_dict("records"))
+    summary["distributions"] = json_ready(distributions(counted, questions_in_order(study)))
+    summary["ties"] = json_ready(_ties(result, counted))
     history = audit_history(study=study)
     summary["audits"] = history
     summary["audit_counts"] = audit_counts(study=study, history=history)

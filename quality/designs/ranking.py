@@ -7,8 +7,6 @@ the rankings export)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -16,6 +14,7 @@ from annotation.designs.ranking import settings_of
 from annotation.models import Item, RankingPlacement, Study
 from annotation.models.session import pseudonym_for
 from quality import export
+from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.export import Export, csv_lines, provenance_export
@@ -120,19 +119,6 @@ def _screened(stats_exclusions: list[dict]) -> list[Exclusion]:
     ]
 
 
-def _json_ready(value):
-    """NaN and infinities as null, recursively (the run's summary is JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        return _json_ready(value.item())
-    return value
-
-
 def execute(*, run) -> Computed:
     """The study's rankings, less those its exclusions take out, through the ranking
     analysis, against the chosen metric where the study has one; the raters the
@@ -158,9 +144,9 @@ def execute(*, run) -> Computed:
     )
     screened = _screened(result.exclusions.to_dict("records"))
     exclusions = with_screened(exclusions, screened, rows=rankings, rules=rules)
-    summary = _json_ready(result.summary_dict())
-    summary["consensus"] = _json_ready(result.consensus.to_dict(orient="records"))
-    summary["rank_distribution"] = _json_ready(result.rank_distribution.to_dict("records"))
+    summary = json_ready(result.summary_dict())
+    summary["consensus"] = json_ready(result.consensus.to_dict(orient="records"))
+    summary["rank_distribution"] = json_ready(result.rank_distribution.to_dict("records"))
     summary["against_metric"] = against[0] if against else None
     return finished(
         study=study, summary=summary, exclusions=exclusions, rules=RULES_APPLIED,

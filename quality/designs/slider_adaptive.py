@@ -17,7 +17,12 @@ import numpy as np
 
 from annotation.models import Item, Rating, SettledStimulus, Study
 from annotation.models.session import pseudonym_for
-from annotation.services.adaptive import adaptive_settings_of, collection_plan, replay_videos
+from annotation.services.adaptive import (
+    adaptive_settings_of,
+    collection_plan,
+    replay_videos,
+    scores_by_video,
+)
 from quality.stats.adaptive.stopping import StoppingRule
 from quality.stats.exclusions import Exclusion, ExclusionIndex
 
@@ -26,43 +31,34 @@ WIDEST_LISTED = 10
 
 
 def counted_scores(*, study: Study, exclusions: list[Exclusion]) -> dict[int, np.ndarray]:
-    """Video id -> its counted scores in arrival order, shape (ratings, dimensions), the
-    columns in the study's dimension order; a rating counts unless an exclusion of the run
-    takes its rater or session out."""
-    keys = list(study.dimensions.order_by("order").values_list("pk", flat=True))
-    column = {pk: index for index, pk in enumerate(keys)}
+    """Video id -> its counted scores in arrival order (scores_by_video); a rating counts
+    unless an exclusion of the run takes its rater or session out."""
     rows = (
         Rating.objects.filter(
             dimension__study=study,
             answer__item__role=Item.Role.STIMULUS,
             answer__assignment__isnull=False,
         )
-        .order_by("answer_id", "dimension_id")
+        .order_by("answer_id")
         .values_list(
-            "answer_id",
             "answer__assignment__rater_id",
             "answer__assignment__session__index",
+            "answer_id",
             "stimulus_id",
             "dimension_id",
             "score",
         )
     )
     index = ExclusionIndex(exclusions)
-    answers: dict[int, tuple[int, list[float]]] = {}
-    for answer, rater, session, video, dimension, score in rows.iterator(chunk_size=20000):
-        if answer not in answers:
-            if index.rule(pseudonym_for(rater), session):
-                answers[answer] = (video, [])  # excluded: kept out below
-                continue
-            answers[answer] = (video, [np.nan] * len(keys))
-        scores = answers[answer][1]
-        if scores:
-            scores[column[dimension]] = score
-    per_video: dict[int, list[list[float]]] = {}
-    for video, scores in answers.values():  # insertion order: arrival order
-        if scores and not np.isnan(scores).any():
-            per_video.setdefault(video, []).append(scores)
-    return {video: np.asarray(scores) for video, scores in per_video.items()}
+    rules: dict[tuple[int, int], str] = {}  # (rater, session) -> rule, looked up once
+
+    def counts(rater: int, session: int) -> bool:
+        if (rater, session) not in rules:
+            rules[rater, session] = index.rule(pseudonym_for(rater), session)
+        return not rules[rater, session]
+
+    counted = (row[2:] for row in rows.iterator(chunk_size=20000) if counts(row[0], row[1]))
+    return scores_by_video(study=study, rows=counted)
 
 
 def adaptive_intervals(*, study: Study, exclusions: list[Exclusion]) -> dict | None:

@@ -193,6 +193,7 @@ def test_a_stage_with_fewer_raters_per_segment_stops_at_its_own_number():
     # given: one proposer and two verifiers a segment; the propose session has its one
     tiny = tiny_propose_study(proposers=1, verifiers=2)
     proposer(tiny)
+
     def session_of(stage: str) -> Session:
         sessions = Session.objects.filter(study=tiny.study, items__is_golden=False,
                                           items__item__dimension__key=stage)  # fmt: skip
@@ -385,3 +386,57 @@ def test_a_proposers_participation_is_unaffected_by_verify_items():
     client, user = proposer(tiny)
     participation = Participation.objects.get(rater__user=user)
     assert participation.qualification_state == "passed"
+
+
+def test_settings_that_could_keep_no_label_are_refused():
+    from django.core.exceptions import ValidationError
+
+    tiny = tiny_propose_study()
+    chosen = settings_of(tiny.study)
+    chosen.keep_at_least, chosen.verifiers_per_item, chosen.max_labels = 3, 2, 0
+    with pytest.raises(ValidationError) as refused:
+        chosen.full_clean()
+    assert set(refused.value.message_dict) == {"keep_at_least", "max_labels"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_raters_starting_at_once_never_both_take_a_one_proposer_session():
+    # given: one proposer, two verifiers a segment; two qualified raters
+    from django.utils import timezone
+
+    from annotation.services.assignments import assignment_start_next
+    from tests.factories import RaterFactory
+
+    tiny = tiny_propose_study(proposers=1, verifiers=2)
+    raters = [
+        Participation.objects.create(
+            rater=RaterFactory(), study=tiny.study, consent_at=timezone.now(),
+            tutorial_done_at=timezone.now(),
+            qualification_state=Participation.Qualification.PASSED,
+        )
+        for _ in range(2)
+    ]  # fmt: skip
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def start(participation):
+        try:
+            barrier.wait()
+            assignment_start_next(participation=participation)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    # when: both start at once
+    threads = [threading.Thread(target=start, args=(p,)) for p in raters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # then: the propose session went to one of them only
+    assert errors == []
+    propose = Session.objects.filter(
+        study=tiny.study, items__item__dimension__key="propose", items__is_golden=False
+    ).distinct()
+    assert Assignment.objects.filter(session__in=propose).count() == 1

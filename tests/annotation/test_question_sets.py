@@ -120,6 +120,18 @@ def question(**fields) -> dict:
         ),
         ([question(kind="comment"), question(kind="comment")], "question 'depth' is given twice"),
         ([{"key": "Not A Slug", "kind": "comment"}], "question 1: key 'Not A Slug' must be a slug"),
+        (
+            [question(kind="tags", options=[{"label": "A or B", "value": "a|b"}])],
+            "question 'depth': tag 'A or B' needs a value that is a slug",
+        ),
+        (
+            [question(kind="tags", options=["日本語"])],
+            "question 'depth': tag '日本語' needs a value",
+        ),
+        (
+            [question(kind="tags", options=[{"label": "Long", "value": "x" * 81}])],
+            "question 'depth': tag 'Long' needs a value that is a slug of at most 40",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_question(tmp_path, questions, message):

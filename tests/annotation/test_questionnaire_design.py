@@ -285,6 +285,23 @@ def test_a_rejected_batch_is_excluded_unpaid_and_its_session_goes_to_another_rat
     assert not Assignment.objects.filter(rater__user=third).exists()
 
 
+def test_a_batch_an_admin_excluded_meanwhile_keeps_the_admins_reason():
+    # given: an audit opened, then an admin excludes the batch for their own reason
+    from annotation.services.admin_actions import assignment_exclude
+
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    audit = audit_open(assignment=batch, by=expert())
+    assignment_exclude(assignment=batch, reason="rater used a script", by=expert("admin"))
+    # when / then: the rejection is refused, saying why; the admin's record stays
+    with pytest.raises(Conflict, match="excluded now: rater used a script"):
+        audit_decide(audit=audit, findings=verdicts(audit, wrong=3), by=expert("x"))
+    batch.refresh_from_db()
+    assert (batch.admin_note, batch.excluded_by.username) == ("rater used a script", "admin")
+    audit.refresh_from_db()
+    assert audit.verdict == ""
+
+
 def test_an_audit_without_every_verdict_is_refused_and_nothing_changes():
     tiny = tiny_questionnaire_study()
     batch, _ = finished_batch(tiny)

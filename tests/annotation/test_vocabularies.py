@@ -106,3 +106,33 @@ def test_the_command_applies_the_shipped_ava_list_and_fails_clearly(capsys):
         call_command("import_vocabulary", make_study().slug, "ava")
     with pytest.raises(CommandError, match="cannot read missing.yaml"):
         call_command("import_vocabulary", study.slug, "missing.yaml")
+
+
+def test_a_vocabulary_lacking_an_action_the_experts_named_is_refused():
+    # given: a study with its vocabulary and a golden segment the experts labelled
+    from annotation.models import Dimension, ExpertLabel, Stimulus
+    from tests.factories import StimulusFactory
+
+    study = fresh_study()
+    vocabulary_apply(study=study, vocabulary=vocabulary_from(SMALL_VOCABULARY))
+    golden = StimulusFactory(study=study, role=Stimulus.Role.GOLDEN, original_name="g.mp4")
+    ExpertLabel.objects.create(
+        stimulus=golden, dimension=Dimension.objects.get(study=study, key="propose"), value=[12, 17]
+    )
+    # when: a vocabulary without action 17 comes
+    smaller = {**SMALL_VOCABULARY, "actions": SMALL_VOCABULARY["actions"][:3]}
+    # then: refused, naming the video and the action; the old vocabulary stays
+    with pytest.raises(Conflict, match="g.mp4 name action 17"):
+        vocabulary_apply(study=study, vocabulary=vocabulary_from(smaller))
+    assert Action.objects.filter(group__study=study).count() == 7
+
+
+def test_the_pages_see_a_new_vocabulary_at_once():
+    from annotation.designs.propose import vocabulary_of
+
+    study = fresh_study()
+    vocabulary_apply(study=study, vocabulary=vocabulary_from(SMALL_VOCABULARY))
+    assert vocabulary_of(study.pk).actions[12].name == "stand"  # read, and cached
+    renamed = {**SMALL_VOCABULARY, "actions": [{"id": 12, "group": "pose", "name": "stand up"}]}
+    vocabulary_apply(study=study, vocabulary=vocabulary_from(renamed))
+    assert vocabulary_of(study.pk).actions[12].name == "stand up"
