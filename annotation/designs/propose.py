@@ -122,7 +122,9 @@ def expert_actions(stimulus: Stimulus) -> list[int]:
 # --- items ------------------------------------------------------------------------------
 
 
-def verify_item_make(*, propose_item: Item, action_ids: list[int], flags: dict) -> StageLink:
+def verify_item_make(
+    *, propose_item: Item, action_ids: list[int], flags: dict, proposals: list[int] = ()
+) -> StageLink:
     """The segment's verify item with `action_ids` as its candidates in a shuffled order
     (seeded by the item), linked to its propose item; inside the caller's transaction,
     which holds the propose item's lock."""
@@ -139,7 +141,9 @@ def verify_item_make(*, propose_item: Item, action_ids: list[int], flags: dict) 
         Candidate(item=verify, action=actions[action_id], order=slot)
         for slot, action_id in enumerate(order)
     )
-    return StageLink.objects.create(propose_item=propose_item, verify_item=verify, flags=flags)
+    return StageLink.objects.create(
+        propose_item=propose_item, verify_item=verify, flags=flags, proposals=list(proposals)
+    )
 
 
 def _distractors(video: Stimulus, expert: list[int], vocabulary: Vocabulary) -> list[int]:

@@ -140,6 +140,8 @@ class StageLink(models.Model):
     )
     set_aside = models.BooleanField(default=False)
     flags = models.JSONField(default=dict, blank=True)  # {"inappropriate": n, "bad_box": n}
+    # The answers (ids) whose proposals made it: the candidates' provenance.
+    proposals = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

@@ -80,9 +80,13 @@ def _link_make(item: Item) -> StageLink | None:
     )
     if any(count >= majority for count in counts.values()) or not labels:
         logger.info("segment item %s set aside for staff: %s", item.pk, counts)
-        return StageLink.objects.create(propose_item=item, set_aside=True, flags=counts)
+        return StageLink.objects.create(
+            propose_item=item, set_aside=True, flags=counts, proposals=[a.pk for a in answers]
+        )
     logger.info("segment item %s: %d candidates to verify", item.pk, len(labels))
-    return verify_item_make(propose_item=item, action_ids=labels, flags=counts)
+    return verify_item_make(
+        propose_item=item, action_ids=labels, flags=counts, proposals=[a.pk for a in answers]
+    )
 
 
 def _sessions_when_due(study: Study) -> None:

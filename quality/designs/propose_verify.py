@@ -20,7 +20,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
-from django.db.models import F
 
 from annotation.designs.propose import PROPOSE, VERIFY, settings_of, vocabulary_of
 from annotation.models import (
@@ -249,16 +248,15 @@ def _who(rater: str, answer: int) -> str:
 
 
 def provenance_rows(study: Study, kept: pd.DataFrame, verdicts: pd.DataFrame) -> list[dict]:
-    """For each kept label (kept: item_id, label): the proposals in when the segment's
-    verify item was made (its candidates' source) and the counted verdicts, yes and no."""
+    """For each kept label (kept: item_id, label): the proposals that made the segment's
+    verify item (its candidates' source, StageLink.proposals) and the counted verdicts,
+    yes and no."""
     proposed: dict[tuple[str, int], list[str]] = {}
+    sources = StageLink.objects.filter(propose_item__study=study).values_list(
+        "proposals", flat=True
+    )
     rows = (
-        Proposal.objects.filter(
-            answer__item__study=study,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-            answer__received_at__lte=F("answer__item__verify_link__created_at"),
-        )
+        Proposal.objects.filter(answer_id__in={pk for used in sources for pk in used})
         .order_by("answer_id")
         .values_list(
             "answer__item__members__stimulus__public_id",

@@ -382,3 +382,29 @@ def test_the_ava_lines_are_byte_for_byte_avas():
         "-5KQ66BBWC4,0902,0.077,0.151,0.283,0.811,80,1\n"
         "clip,2.5,0.000,0.123457,1.000,0.500,14,0\n"
     )
+
+
+def test_provenance_names_the_proposals_the_verify_item_was_made_from(labelled):
+    # given: segment 0's verify item recorded as made from its first proposer's answer
+    # only (as when the other proposals came from sessions excluded at the time)
+    from annotation.models import StageLink
+
+    tiny, proposers, _ = labelled
+    link = StageLink.objects.get(
+        propose_item__study=tiny.study,
+        propose_item__role="stimulus",
+        propose_item__members__stimulus__segment__person_id=0,
+    )
+    first = min(link.proposals)
+    link.proposals = [first]
+    link.save()
+    # when
+    run = run_now(tiny.study)
+    # then: only that answer is named as the source of segment 0's labels
+    person = {s["item_id"]: s["person_id"] for s in run.summary["segments"]}
+    named = {
+        p["action_id"]: p["proposed_by"] for p in run.summary["provenance"]
+        if person[p["item_id"]] == 0
+    }  # fmt: skip
+    assert named[12] == [f"{proposers[0][0]}:{first}"]
+    assert named[17] == [f"{proposers[0][0]}:{first}"]
