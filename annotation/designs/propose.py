@@ -349,9 +349,15 @@ def _golden_rows(answers) -> list[dict]:
     answers = answers.select_related("item__dimension").prefetch_related(
         "item__members__stimulus", "proposals__action", "verdicts__action"
     )
+    answers = list(answers)
+    experts = dict(
+        ExpertLabel.objects.filter(
+            stimulus__in=[a.item.members.all()[0].stimulus_id for a in answers],
+            dimension__key=PROPOSE,
+        ).values_list("stimulus_id", "value")
+    )
     for answer in answers:
-        video = answer.item.members.all()[0].stimulus
-        expert = set(expert_actions(video))
+        expert = set(experts.get(answer.item.members.all()[0].stimulus_id, []))
         if not expert:
             continue
         if answer.item.dimension.key == PROPOSE:
@@ -513,6 +519,11 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     expert = []
     if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
         vocabulary = vocabulary_of(study.pk)
+        if not vocabulary.actions:
+            raise ValueError(
+                "the study has no vocabulary yet: import one (manage.py import_vocabulary) "
+                "before the experts' labels"
+            )
         text = columns.get("expert_actions", "")
         try:
             expert = sorted({int(part) for part in text.split("|") if part.strip()})

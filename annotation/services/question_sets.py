@@ -137,11 +137,15 @@ def _question(raw: object, index: int) -> QuestionSpec:
         _options(raw.get("options"), kind=kind, where=where) if kind in ("ordinal", "tags") else []
     )
     label = str(raw.get("label") or key).strip()
+    group = str(raw.get("group") or "").strip()
+    for name, text, most in (("label", label, 100), ("group", group, 80)):
+        if len(text) > most:
+            raise QuestionSetError(f"{where}: its {name} is longer than {most} characters")
     return QuestionSpec(
         key=key,
-        label=label[:100],
+        label=label,
         text=str(raw.get("text") or "").strip(),
-        group=str(raw.get("group") or "").strip()[:80],
+        group=group,
         kind=kind,
         scale=scale,
         options=options,

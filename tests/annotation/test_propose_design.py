@@ -440,3 +440,13 @@ def test_two_raters_starting_at_once_never_both_take_a_one_proposer_session():
         study=tiny.study, items__item__dimension__key="propose", items__is_golden=False
     ).distinct()
     assert Assignment.objects.filter(session__in=propose).count() == 1
+
+
+def test_experts_labels_before_any_vocabulary_say_to_import_one():
+    from tests.annotation.design_fixtures import running_study
+
+    study = running_study(design="propose_verify")
+    row = {"keyframe": "2", "x1": "0.1", "y1": "0.1", "x2": "0.5", "y2": "0.9",
+           "expert_actions": "12"}  # fmt: skip
+    with pytest.raises(ValueError, match="no vocabulary yet: import one"):
+        DESIGN.check_manifest_extra(study=study, role="golden", extra={"columns": row})

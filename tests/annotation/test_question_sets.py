@@ -129,6 +129,10 @@ def question(**fields) -> dict:
             "question 'depth': tag '日本語' needs a value",
         ),
         (
+            [question(kind="comment", label="L" * 101)],
+            "question 'depth': its label is longer than 100 characters",
+        ),
+        (
             [question(kind="tags", options=[{"label": "Long", "value": "x" * 81}])],
             "question 'depth': tag 'Long' needs a value that is a slug of at most 40",
         ),
