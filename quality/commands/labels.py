@@ -13,6 +13,9 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.labels import (
     LABEL_COLUMNS,
@@ -58,12 +61,30 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def labels_csv(labels) -> str:
-    """The labels table as CSV; the repeated text columns go through ``csv_text`` as
-    categories, so that each distinct value is made spreadsheet-safe once."""
+    """The labels table as CSV, ``value`` first made text (``value_text``) so that
+    ``csv_text`` formats each distinct value once."""
     frame = labels[list(LABEL_COLUMNS)].copy()
-    for column in ("item_id", "question", "kind", "status"):
-        frame[column] = frame[column].astype("category")
+    frame["value"] = value_text(labels)
     return csv_text(frame)
+
+
+def value_text(labels) -> np.ndarray:
+    """The ``value`` column as the text pandas writes for it (a mean ``3.0``, a level
+    ``3``, kept tags as they are), None where there is no value.
+
+    Its cells are of mixed types (float means, int or float levels, tag text), which
+    hashing cannot tell apart (a level 3 and a mean 3.0 are one key), so the means are
+    formatted on their own, and the rest, where no two types share a value (a whole
+    level is an int), per distinct value."""
+    value = labels["value"].to_numpy(dtype=object)
+    score = (labels["kind"] == "score").to_numpy()
+    text = np.full(value.size, None, dtype=object)
+    means = np.array(value[score], dtype=np.float64)  # None (no mean) becomes NaN
+    text[score] = np.where(np.isnan(means), None, means.astype(str))
+    codes, uniques = pd.factorize(value[~score])  # None: code -1
+    names = [str(v) for v in uniques.tolist()] + [None]
+    text[~score] = np.array(names, dtype=object)[codes]
+    return text
 
 
 def _check_settings(args: argparse.Namespace) -> LabelSettings:
