@@ -158,7 +158,39 @@ class QuestionForm(forms.ModelForm):
             raise forms.ValidationError(
                 "this study has answers: its questions can no longer change"
             )
+        _check_expert_labels(
+            Question(
+                dimension=dimension,
+                kind=kind,
+                scale_min=cleaned.get("scale_min"),
+                scale_max=cleaned.get("scale_max"),
+                scale_step=cleaned.get("scale_step"),
+                options=spec.options,
+                multiple=cleaned.get("multiple"),
+                invalid_option=cleaned.get("invalid_option"),
+            )
+        )
         return cleaned
+
+
+def _check_expert_labels(question: Question) -> None:
+    """Refuse a question that the experts' stored answers to it no longer fit (another
+    kind, a level or tag taken away, a score off the new scale): the tutorial, the
+    qualification and the golden gate compare raters with those answers."""
+    misfits = []
+    for label in ExpertLabel.objects.filter(dimension=question.dimension).select_related(
+        "stimulus"
+    ):
+        try:
+            CHECKS[question.kind](question, label.value)
+        except ValidationFailed as exc:
+            misfits.append(f"{label.stimulus}: {exc.message}")
+    if misfits:
+        more = f" (and {len(misfits) - 3} more)" if len(misfits) > 3 else ""
+        raise forms.ValidationError(
+            "the experts' answers to this question no longer fit it; change or delete "
+            f"them first: {'; '.join(misfits[:3])}{more}"
+        )
 
 
 @admin.register(Question)
@@ -233,6 +265,11 @@ class ExpertLabelForm(forms.ModelForm):
             return cleaned
         if dimension.study_id != stimulus.study_id:
             raise forms.ValidationError("the question is not one of the video's study")
+        if _study_has_answers(stimulus.study_id):
+            raise forms.ValidationError(
+                "this study has answers: the experts' answers its gates were decided on "
+                "can no longer change"
+            )
         question = Question.objects.filter(dimension=dimension).first()
         if question is None:
             raise forms.ValidationError(f"{dimension.key} is not a questionnaire question")
@@ -254,6 +291,19 @@ class ExpertLabelAdmin(admin.ModelAdmin):
     search_fields = ("stimulus__public_id", "stimulus__original_name", "dimension__key")
     raw_id_fields = ("stimulus",)
     list_select_related = ("stimulus", "dimension__study")
+    fields = ("stimulus", "dimension", "value", "note")
+
+    def get_readonly_fields(self, request, obj=None):
+        """All of it once the study has answers: the qualification and the golden gates
+        were decided on these answers (a new label is refused then by the form)."""
+        if obj is not None and _study_has_answers(obj.stimulus.study_id):
+            return self.fields
+        return ()
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and _study_has_answers(obj.stimulus.study_id):
+            return False
+        return super().has_delete_permission(request, obj)
 
     @admin.display(ordering="stimulus__role")
     def role(self, obj):

@@ -122,3 +122,94 @@ def test_the_admin_needs_a_superuser_or_model_permissions(client):
     assert client.get("/admin/annotation/study/").status_code == 403
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     assert client.get("/admin/annotation/study/").status_code == 200
+
+
+# --- questionnaire questions and the experts' answers ------------------------------------
+
+
+def _question_form(question, **changes) -> dict:
+    import json
+
+    data = {
+        "kind": question.kind,
+        "group": question.group,
+        "scale_min": question.scale_min,
+        "scale_max": question.scale_max,
+        "scale_step": question.scale_step,
+        "options": json.dumps(question.options),
+        "multiple": "on" if question.multiple else "",
+        "invalid_option": "on" if question.invalid_option else "",
+    }
+    data.update(changes)
+    return {k: v for k, v in data.items() if v != ""}
+
+
+def _first_answer(tiny):
+    from annotation.models import Answer, Item, Participation
+
+    _, user = rater_client()
+    participation = Participation.objects.create(rater=user.rater, study=tiny.study)
+    item = Item.objects.filter(study=tiny.study, role="stimulus").first()
+    return Answer.objects.create(item=item, participation=participation, attempt=1)
+
+
+def test_a_question_the_experts_answers_no_longer_fit_is_refused(client):
+    import json
+
+    from annotation.models import Question
+    from tests.annotation.design_fixtures import tiny_questionnaire_study
+
+    # given: experts answered level 3 of object_text on six videos
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    tiny = tiny_questionnaire_study()
+    question = Question.objects.get(dimension__study=tiny.study, dimension__key="object_text")
+    url = f"/admin/annotation/question/{question.pk}/change/"
+    two_levels = json.dumps(question.options[:2])
+    # when: level 3 is taken away, or the question becomes a tag group
+    dropped = client.post(url, _question_form(question, options=two_levels))
+    retyped = client.post(url, _question_form(question, kind="tags", invalid_option=""))
+    # then: both refused, naming a video and why; the question is as it was
+    for response in (dropped, retyped):
+        assert response.status_code == 200
+        assert "no longer fit it" in response.content.decode()
+    assert "must be one of its levels [1, 2]" in dropped.content.decode()
+    assert "needs a list of tags" in retyped.content.decode()
+    question.refresh_from_db()
+    assert (question.kind, len(question.options)) == ("ordinal", 3)
+    # and: a change the answers still fit (a fourth level) is saved
+    four = json.dumps([*question.options, {"value": 4, "label": "Beyond"}])
+    assert client.post(url, _question_form(question, options=four)).status_code == 302
+    question.refresh_from_db()
+    assert [o["value"] for o in question.options] == [1, 2, 3, 4]
+
+
+def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
+    from annotation.models import ExpertLabel
+    from tests.annotation.design_fixtures import tiny_questionnaire_study
+
+    # given: a questionnaire study with expert answers, before and after a first answer
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    tiny = tiny_questionnaire_study()
+    label = ExpertLabel.objects.filter(stimulus__study=tiny.study, dimension__key="overall").first()
+    url = f"/admin/annotation/expertlabel/{label.pk}/change/"
+    form = {"stimulus": label.stimulus_id, "dimension": label.dimension_id, "note": "why"}
+    assert client.post(url, {**form, "value": "6"}).status_code == 302  # no answers yet
+    label.refresh_from_db()
+    assert label.value == 6.0
+    _first_answer(tiny)
+    # when: an admin edits, deletes or adds an expert answer
+    page = client.get(url).content.decode()
+    edited = client.post(url, {**form, "value": "2"})
+    deleted = client.post(f"/admin/annotation/expertlabel/{label.pk}/delete/", {"post": "yes"})
+    added = client.post(
+        "/admin/annotation/expertlabel/add/",
+        {**form, "stimulus": tiny.golden[0].pk, "dimension": label.dimension_id, "value": "5"},
+    )
+    # then: the gates' answers stay as they were
+    assert 'name="value"' not in page  # shown, not editable
+    assert edited.status_code == 302
+    assert deleted.status_code == 403
+    assert "can no longer change" in added.content.decode()
+    label.refresh_from_db()
+    assert label.value == 6.0
+    assert ExpertLabel.objects.filter(stimulus__study=tiny.study).count() == 18
