@@ -545,9 +545,25 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     }
     return {
         "stimulus": {"segment": segment},
-        "identity": f"{keyframe:g}:{x1:g},{y1:g},{x2:g},{y2:g}:{person}",
+        "identity": segment_identity(keyframe, (x1, y1, x2, y2), int(person)),
         "expert": expert,
     }
+
+
+def segment_identity(keyframe: float, box: tuple[float, ...], person: int) -> str:
+    """What tells a segment of a file from the others (its stimulus checksum is the
+    file's with this appended): ``902:0.077,0.151,0.283,0.811:0``. A number is written
+    short (``:g``) where that is exact, as it always was, so a manifest imported again
+    names the same segments; one that the short form would round (``:g`` keeps 6
+    digits: keyframes 12345.61 and 12345.64 s) is written in full, so two segments never
+    share an identity."""
+
+    def exact(value: float) -> str:
+        short = f"{value:g}"
+        return short if float(short) == value else repr(float(value))
+
+    corners = ",".join(exact(corner) for corner in box)
+    return f"{exact(keyframe)}:{corners}:{person}"
 
 
 def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -> None:

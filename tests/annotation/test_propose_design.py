@@ -450,3 +450,24 @@ def test_experts_labels_before_any_vocabulary_say_to_import_one():
            "expert_actions": "12"}  # fmt: skip
     with pytest.raises(ValueError, match="no vocabulary yet: import one"):
         DESIGN.check_manifest_extra(study=study, role="golden", extra={"columns": row})
+
+
+def test_segments_differing_past_six_digits_have_their_own_identity():
+    from annotation.designs.propose import check_manifest_extra
+
+    # given: a study and rows as a manifest gives them
+    tiny = tiny_propose_study(stimuli=0)
+
+    def identity(**columns) -> str:
+        row = {"keyframe": "902", **box(), "person_id": "0", **columns}
+        extra = {"columns": row, "answers": {}}
+        return check_manifest_extra(study=tiny.study, role="stimulus", extra=extra)["identity"]
+
+    # then: short where exact, as before (a manifest imported again names the same
+    # segments), in full where six digits would merge two segments
+    assert identity() == "902:0.1,0.2,0.5,0.9:0"
+    assert identity(keyframe="12345.61") != identity(keyframe="12345.64")
+    assert identity(keyframe="12345.61").startswith("12345.61:")
+    assert identity(x1="0.1234561") != identity(x1="0.1234564")
+    # and: a person id is a number, whatever its zeros
+    assert identity(person_id="007") == identity(person_id="7")
