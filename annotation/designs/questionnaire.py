@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 
 from annotation.designs.base import Design, Gate, QualificationScore
-from annotation.designs.slider import build_items, layout
+from annotation.designs.slider import build_items, layout, number_on_scale
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
 from annotation.models import (
@@ -40,7 +40,6 @@ from annotation.models import (
 from quality.stats.labels.exemplars import INVALID, Tolerances, answer_agrees
 
 TEXT_LIMIT = 2000
-STEP_TOLERANCE = 1e-6
 _CACHE: dict[int, tuple[float, list[Question]]] = {}
 CACHE_S = 30.0
 
@@ -123,22 +122,13 @@ def item_payload(*, item: Item, layout: list[Stimulus]) -> dict:
 
 
 def _score(question: Question, value: object) -> float:
-    key = question.dimension.key
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationFailed(f"'{key}' needs a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValidationFailed(f"'{key}' needs a finite number")
-    if not question.scale_min <= value <= question.scale_max:
-        raise ValidationFailed(
-            f"'{key}' is outside its scale [{question.scale_min:g}, {question.scale_max:g}]"
-        )
-    steps = (float(value) - question.scale_min) / question.scale_step
-    if abs(steps - round(steps)) > STEP_TOLERANCE:
-        raise ValidationFailed(
-            f"'{key}' is {value}, not on its steps of {question.scale_step:g} "
-            f"from {question.scale_min:g}"
-        )
-    return float(value)
+    return number_on_scale(
+        value,
+        name=f"'{question.dimension.key}'",
+        low=question.scale_min,
+        high=question.scale_max,
+        step=question.scale_step,
+    )
 
 
 def _level(question: Question, value: object) -> object:

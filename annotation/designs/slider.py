@@ -96,25 +96,38 @@ def item_payload(*, item: Item, layout: list[Stimulus]) -> dict:
     return stimulus_payload(layout[0])
 
 
-def _score(key: str, value: object, scale: Scale) -> float:
+def number_on_scale(
+    value: object, *, name: str, low: float, high: float, step: float, steps: str = "scale's"
+) -> float:
+    """``value`` as a float when it is a finite JSON number in [low, high] on the scale's
+    steps from ``low``; else ValidationFailed whose message starts with ``name`` (a
+    slider's score, a questionnaire's score question)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationFailed(f"score for '{key}' is not a number: {value!r}")
+        raise ValidationFailed(f"{name} is not a number: {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValidationFailed(f"score for '{key}' is not a finite number")
+        raise ValidationFailed(f"{name} is not a finite number")
     # Compared before any float(): an int of 400 digits is valid JSON but no float.
-    if not scale.slider_min <= value <= scale.slider_max:
+    if not low <= value <= high:
         shown = f" {value}," if abs(value) < 1e15 else ""
+        raise ValidationFailed(f"{name} is{shown} outside the scale [{low:g}, {high:g}]")
+    offset = (float(value) - low) / step
+    if abs(offset - round(offset)) > STEP_TOLERANCE:
         raise ValidationFailed(
-            f"score for '{key}' is{shown} outside the scale "
-            f"[{scale.slider_min:g}, {scale.slider_max:g}]"
-        )
-    steps = (float(value) - scale.slider_min) / scale.slider_step
-    if abs(steps - round(steps)) > STEP_TOLERANCE:
-        raise ValidationFailed(
-            f"score for '{key}' is {value}, not on the slider's steps: "
-            f"{scale.slider_min:g} to {scale.slider_max:g} in steps of {scale.slider_step:g}"
+            f"{name} is {value}, not on the {steps} steps: {low:g} to {high:g} in steps of "
+            f"{step:g}"
         )
     return float(value)
+
+
+def _score(key: str, value: object, scale: Scale) -> float:
+    return number_on_scale(
+        value,
+        name=f"score for '{key}'",
+        low=scale.slider_min,
+        high=scale.slider_max,
+        step=scale.slider_step,
+        steps="slider's",
+    )
 
 
 def check_scores(*, data: dict, scale: Scale, dimensions: list[Dimension]) -> Scores:

@@ -88,9 +88,9 @@ def test_a_repeat_with_a_level_written_as_a_float_has_the_same_digest():
 @pytest.mark.parametrize(
     ("answers", "message"),
     [
-        ({"overall": 11, "object_text": 2, "light": []}, "'overall' is outside its scale [0, 10]"),
-        ({"overall": 2.5, "object_text": 2, "light": []}, "'overall' is 2.5, not on its steps"),
-        ({"overall": True, "object_text": 2, "light": []}, "'overall' needs a number"),
+        ({"overall": 11, "object_text": 2, "light": []}, "'overall' is 11, outside the scale [0, 10]"),
+        ({"overall": 2.5, "object_text": 2, "light": []}, "'overall' is 2.5, not on the scale's steps: 0 to 10 in steps of 1"),
+        ({"overall": True, "object_text": 2, "light": []}, "'overall' is not a number: True"),
         ({"overall": 5, "object_text": 4, "light": []}, "'object_text' must be one of its levels"),
         ({"overall": 5, "object_text": -1, "light": []}, "'object_text' must be one of its levels"),
         ({"overall": 5, "object_text": 2, "light": ["neon"]}, "'light' has no tag 'neon'"),
@@ -500,7 +500,7 @@ def test_the_manifest_gives_applicable_questions_exemplars_and_expert_answers(tm
         ({"questions": "overall|mood"}, "questions names 'mood', not a question of this study"),
         ({"role": "golden", "overall_expert": "8"}, "needs the experts' answer to 'object_text'"),
         ({"role": "golden", "overall_expert": "12", "object_text_expert": "2", "light_expert": ""},
-         "overall_expert: 'overall' is outside its scale"),
+         "overall_expert: 'overall' is 12.0, outside the scale [0, 10]"),
         ({"overall_expert": "8"}, "a stimulus row takes no experts' answers"),
     ],
 )  # fmt: skip
