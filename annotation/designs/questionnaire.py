@@ -18,7 +18,6 @@ per video), each of its kind (annotation.models.Question): a score, an ordinal l
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
