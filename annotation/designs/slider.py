@@ -113,8 +113,7 @@ def number_on_scale(
     offset = (float(value) - low) / step
     if abs(offset - round(offset)) > STEP_TOLERANCE:
         raise ValidationFailed(
-            f"{name} is {value}, not on the {steps} steps: {low:g} to {high:g} in steps of "
-            f"{step:g}"
+            f"{name} is {value}, not on the {steps} steps: {low:g} to {high:g} in steps of {step:g}"
         )
     return float(value)
 

@@ -88,10 +88,14 @@ def test_a_repeat_with_a_level_written_as_a_float_has_the_same_digest():
 @pytest.mark.parametrize(
     ("answers", "message"),
     [
-        ({"overall": 11, "object_text": 2, "light": []},
-         "'overall' is 11, outside the scale [0, 10]"),
-        ({"overall": 2.5, "object_text": 2, "light": []},
-         "'overall' is 2.5, not on the scale's steps: 0 to 10 in steps of 1"),
+        (
+            {"overall": 11, "object_text": 2, "light": []},
+            "'overall' is 11, outside the scale [0, 10]",
+        ),
+        (
+            {"overall": 2.5, "object_text": 2, "light": []},
+            "'overall' is 2.5, not on the scale's steps: 0 to 10 in steps of 1",
+        ),
         ({"overall": True, "object_text": 2, "light": []}, "'overall' is not a number: True"),
         ({"overall": 5, "object_text": 4, "light": []}, "'object_text' must be one of its levels"),
         ({"overall": 5, "object_text": -1, "light": []}, "'object_text' must be one of its levels"),
