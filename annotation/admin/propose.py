@@ -3,7 +3,7 @@ their proposers set aside (flagged as inappropriate or with a wrong box by a maj
 
 from django.contrib import admin
 
-from annotation.designs.propose import vocabulary_forget
+from annotation.designs.propose_study import vocabulary_forget
 from annotation.models import Action, ActionGroup, Answer, ProposeVerifySettings, StageLink
 
 

@@ -23,18 +23,28 @@ experts' labels and distractors).
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Count, Q
 
 from annotation.designs.base import Design, Gate, QualificationScore
+from annotation.designs.propose_manifest import (
+    SEGMENT_COLUMNS,
+    check_manifest_extra,
+    store_manifest_extra,
+)
+from annotation.designs.propose_study import (
+    PROPOSE,
+    STAGES,
+    VERIFY,
+    Vocabulary,
+    settings_of,
+    vocabulary_of,
+)
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
-    Action,
-    ActionGroup,
     Answer,
     Assignment,
     Candidate,
@@ -44,7 +54,6 @@ from annotation.models import (
     ItemMember,
     Proposal,
     ProposalFlags,
-    ProposeVerifySettings,
     Session,
     SessionItem,
     StageLink,
@@ -52,57 +61,10 @@ from annotation.models import (
     Verdict,
 )
 
-PROPOSE, VERIFY = "propose", "verify"
-STAGES: tuple[tuple[str, str, str, bool], ...] = (
-    (
-        PROPOSE,
-        "Propose actions",
-        "Which actions does the person in the box perform? Give one pose and any "
-        "interactions with objects and with other people.",
-        False,
-    ),
-    (
-        VERIFY,
-        "Verify actions",
-        "Does the person in the box perform each of these actions?",
-        False,
-    ),
-)
 ANSWERED_ROLES = (Stimulus.Role.STIMULUS, Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
 FLAGS = ("inappropriate", "bad_box")
 OTHER_LIMIT = 200
 DISTRACTORS = 3  # wrong labels among a golden verify item's candidates
-_CACHE: dict[int, tuple[float, Vocabulary]] = {}
-CACHE_S = 30.0
-
-
-def settings_of(study) -> ProposeVerifySettings:
-    found, _ = ProposeVerifySettings.objects.get_or_create(study_id=study.pk)
-    return found
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    groups: list[ActionGroup]
-    actions: dict[int, Action]  # by action_id
-    group_of: dict[int, str]  # action_id -> group key
-
-
-def vocabulary_of(study_id: int) -> Vocabulary:
-    """The study's vocabulary (cached in-process for a few seconds: it cannot change
-    once the study has answers, annotation.services.vocabularies)."""
-    now = time.monotonic()
-    cached = _CACHE.get(study_id)
-    if cached is None or cached[0] < now:
-        groups = list(ActionGroup.objects.filter(study_id=study_id).prefetch_related("actions"))
-        actions = {a.action_id: a for g in groups for a in g.actions.all()}
-        group_of = {a.action_id: g.key for g in groups for a in g.actions.all()}
-        _CACHE[study_id] = cached = (now + CACHE_S, Vocabulary(groups, actions, group_of))
-    return cached[1]
-
-
-def vocabulary_forget(study_id: int) -> None:
-    _CACHE.pop(study_id, None)
 
 
 def stage_of(item: Item) -> str:
@@ -471,110 +433,6 @@ def barred_sessions(*, participation):
     own = SessionItem.objects.filter(item__in=verify_items, is_golden=False).values("session_id")
     full = _full_sessions(participation.study)
     return Session.objects.filter(Q(pk__in=own) | Q(pk__in=full)).values("pk")
-
-
-# --- manifest ---------------------------------------------------------------------------
-
-SEGMENT_COLUMNS = ("video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id", "expert_actions")
-
-
-def _corner(columns: dict, name: str) -> float:
-    try:
-        value = float(columns[name])
-    except ValueError:
-        raise ValueError(f"{name} is not a number: {columns[name]!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1] (a share of the frame), got {value:g}")
-    return value
-
-
-def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
-    """A row is one person in one segment: `keyframe` (seconds into the file), the box
-    `x1, y1, x2, y2` (corners as shares of the frame's width and height), `person_id`
-    and `video_id` (the video's id in exports; default the file's name without its
-    suffix, filled in by store_manifest_extra); golden and qualification rows give the
-    experts' complete labels, `expert_actions` (action ids joined by "|")."""
-    columns = extra.get("columns", {})
-    if extra.get("answers"):
-        raise ValueError("propose-then-verify rows take expert_actions, not <question>_expert")
-    if role in (Stimulus.Role.TUTORIAL, Stimulus.Role.REFERENCE):
-        return {}
-    if not columns.get("keyframe"):
-        raise ValueError(f"a {role} row needs its keyframe (seconds into the video)")
-    try:
-        keyframe = float(columns["keyframe"])
-    except ValueError:
-        raise ValueError(f"keyframe is not a number: {columns['keyframe']!r}") from None
-    if not keyframe >= 0:
-        raise ValueError("keyframe must be a time in seconds from the start, at least 0")
-    missing = [name for name in ("x1", "y1", "x2", "y2") if not columns.get(name)]
-    if missing:
-        raise ValueError(f"a {role} row needs the person's box: {', '.join(missing)}")
-    x1, y1, x2, y2 = (_corner(columns, name) for name in ("x1", "y1", "x2", "y2"))
-    if not (x1 < x2 and y1 < y2):
-        raise ValueError("the box needs x1 < x2 and y1 < y2")
-    person = columns.get("person_id") or "0"
-    if not person.isdigit():
-        raise ValueError(f"person_id must be a whole number, got {person!r}")
-    expert = []
-    if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
-        vocabulary = vocabulary_of(study.pk)
-        if not vocabulary.actions:
-            raise ValueError(
-                "the study has no vocabulary yet: import one (manage.py import_vocabulary) "
-                "before the experts' labels"
-            )
-        text = columns.get("expert_actions", "")
-        try:
-            expert = sorted({int(part) for part in text.split("|") if part.strip()})
-        except ValueError:
-            raise ValueError(f"expert_actions must be action ids joined by '|': {text!r}") from None
-        if not expert:
-            raise ValueError(f"a {role} row needs the experts' labels: expert_actions")
-        unknown = [action for action in expert if action not in vocabulary.actions]
-        if unknown:
-            raise ValueError(f"expert_actions names {unknown[0]}, not in the study's vocabulary")
-    elif columns.get("expert_actions"):
-        raise ValueError(f"a {role} row takes no expert_actions")
-    segment = {
-        "video_id": columns.get("video_id", ""),
-        "keyframe": keyframe,
-        "seconds": settings_of(study).segment_seconds,
-        "box": [x1, y1, x2, y2],
-        "person_id": int(person),
-    }
-    return {
-        "stimulus": {"segment": segment},
-        "identity": segment_identity(keyframe, (x1, y1, x2, y2), int(person)),
-        "expert": expert,
-    }
-
-
-def segment_identity(keyframe: float, box: tuple[float, ...], person: int) -> str:
-    """What tells a segment of a file from the others (its stimulus checksum is the
-    file's with this appended): ``902:0.077,0.151,0.283,0.811:0``. A number is written
-    short (``:g``) where that is exact, as it always was, so a manifest imported again
-    names the same segments; one that the short form would round (``:g`` keeps 6
-    digits: keyframes 12345.61 and 12345.64 s) is written in full, so two segments never
-    share an identity."""
-
-    def exact(value: float) -> str:
-        short = f"{value:g}"
-        return short if float(short) == value else repr(float(value))
-
-    corners = ",".join(exact(corner) for corner in box)
-    return f"{exact(keyframe)}:{corners}:{person}"
-
-
-def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -> None:
-    if stimulus.segment and not stimulus.segment.get("video_id"):
-        stem = stimulus.original_name.rsplit(".", 1)[0]
-        stimulus.segment = {**stimulus.segment, "video_id": stem}
-        Stimulus.objects.filter(pk=stimulus.pk).update(segment=stimulus.segment)
-    if extra.get("expert"):
-        ExpertLabel.objects.create(
-            stimulus=stimulus, dimension=dimensions[PROPOSE], value=extra["expert"]
-        )
 
 
 PROPOSE_VERIFY = Design(

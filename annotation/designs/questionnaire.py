@@ -18,7 +18,6 @@ per video), each of its kind (annotation.models.Question): a score, an ordinal l
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from annotation.designs.base import Design, Gate, QualificationScore
@@ -36,11 +35,10 @@ from annotation.models import (
     SessionItem,
     Stimulus,
 )
+from annotation.study_cache import StudyCache
 from quality.stats.labels.exemplars import INVALID, Tolerances, answer_agrees
 
 TEXT_LIMIT = 2000
-_CACHE: dict[int, tuple[float, list[Question]]] = {}
-CACHE_S = 30.0
 
 
 def settings_of(study) -> QuestionnaireSettings:
@@ -48,23 +46,25 @@ def settings_of(study) -> QuestionnaireSettings:
     return found
 
 
+def _load_questions(study_id: int) -> list[Question]:
+    return list(
+        Question.objects.filter(dimension__study_id=study_id)
+        .select_related("dimension")
+        .order_by("dimension__order")
+    )
+
+
+_CACHE = StudyCache(_load_questions)
+
+
 def questions_of(study_id: int) -> list[Question]:
     """The study's questions in order (cached in-process for a few seconds, as the
     dimensions are: they do not change while a study runs)."""
-    now = time.monotonic()
-    cached = _CACHE.get(study_id)
-    if cached is None or cached[0] < now:
-        found = list(
-            Question.objects.filter(dimension__study_id=study_id)
-            .select_related("dimension")
-            .order_by("dimension__order")
-        )
-        _CACHE[study_id] = cached = (now + CACHE_S, found)
-    return cached[1]
+    return _CACHE.get(study_id)
 
 
 def questions_forget(study_id: int) -> None:
-    _CACHE.pop(study_id, None)
+    _CACHE.forget(study_id)
 
 
 def applicable(video: Stimulus, questions: list[Question]) -> list[Question]:

@@ -16,7 +16,8 @@ import logging
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.designs.propose import PROPOSE, settings_of, verify_item_make
+from annotation.designs.propose import verify_item_make
+from annotation.designs.propose_study import PROPOSE, settings_of
 from annotation.models import (
     Answer,
     Assignment,

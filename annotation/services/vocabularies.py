@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 from django.db import transaction
 
-from annotation.designs.propose import vocabulary_forget
+from annotation.designs.propose_study import vocabulary_forget
 from annotation.errors import Conflict
 from annotation.models import (
     Action,

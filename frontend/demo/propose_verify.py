@@ -100,7 +100,8 @@ def _truth(video) -> tuple[int, ...]:
 
 def simulate(study: Study) -> None:
     """Proposals, then (once the verify queue made the verify items) verdicts."""
-    from annotation.designs.propose import Proposed, Verified, vocabulary_of
+    from annotation.designs.propose import Proposed, Verified
+    from annotation.designs.propose_study import vocabulary_of
     from annotation.models import Candidate, Session
     from annotation.services.verify_queue import verify_queues_sweep
     from frontend.demo.simulate import simulate_raters

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from annotation.designs.propose import PROPOSE, VERIFY, settings_of, vocabulary_of
+from annotation.designs.propose_study import PROPOSE, VERIFY, settings_of, vocabulary_of
 from annotation.models import (
     Answer,
     ExpertLabel,

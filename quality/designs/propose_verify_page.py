@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.designs.propose import PROPOSE, VERIFY
+from annotation.designs.propose_study import PROPOSE, VERIFY
 from quality.plots import _empty_figure, _png, plt
 
 FIGURES = {

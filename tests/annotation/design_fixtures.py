@@ -172,7 +172,7 @@ def tiny_propose_study(*, stimuli: int = 3, **settings) -> TinyStudy:
     """`stimuli` segments of one video (a person each), two golden and two
     qualification segments with the experts' labels, the small vocabulary above; one
     proposer and one verifier per segment unless `proposers` / `verifiers` say more."""
-    from annotation.designs.propose import settings_of as propose_settings
+    from annotation.designs.propose_study import settings_of as propose_settings
     from annotation.models import ExpertLabel
     from annotation.services.vocabularies import vocabulary_apply, vocabulary_from
 

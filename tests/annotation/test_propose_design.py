@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from annotation.designs import DESIGNS
-from annotation.designs.propose import settings_of
+from annotation.designs.propose_study import settings_of
 from annotation.errors import ImportFailed, ValidationFailed
 from annotation.models import (
     Answer,
@@ -453,7 +453,7 @@ def test_experts_labels_before_any_vocabulary_say_to_import_one():
 
 
 def test_segments_differing_past_six_digits_have_their_own_identity():
-    from annotation.designs.propose import check_manifest_extra
+    from annotation.designs.propose_manifest import check_manifest_extra
 
     # given: a study and rows as a manifest gives them
     tiny = tiny_propose_study(stimuli=0)

@@ -128,7 +128,7 @@ def test_a_vocabulary_lacking_an_action_the_experts_named_is_refused():
 
 
 def test_the_pages_see_a_new_vocabulary_at_once():
-    from annotation.designs.propose import vocabulary_of
+    from annotation.designs.propose_study import vocabulary_of
 
     study = fresh_study()
     vocabulary_apply(study=study, vocabulary=vocabulary_from(SMALL_VOCABULARY))

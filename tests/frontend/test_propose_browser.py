@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.designs.propose import settings_of
+from annotation.designs.propose_study import settings_of
 from annotation.models import (
     Answer,
     Item,

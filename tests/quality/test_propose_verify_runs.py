@@ -13,7 +13,7 @@ import pytest
 from crowdkit.aggregation import BinaryRelevance, MajorityVote
 from django.test import Client
 
-from annotation.designs.propose import settings_of
+from annotation.designs.propose_study import settings_of
 from annotation.models import Assignment, Item, ItemMember, Stimulus
 from annotation.models.session import pseudonym_for
 from annotation.services.admin_actions import assignment_exclude

@@ -1,0 +1,110 @@
+"""Propose-then-verify manifest rows: one person in one segment of a film (its keyframe,
+the person's box and id, the film's id) and, on golden and qualification rows, the
+experts' complete labels; checked at import (annotation/services/study_import.py), the
+segment's identity naming it among the film's other segments."""
+
+from __future__ import annotations
+
+from annotation.designs.propose_study import PROPOSE, settings_of, vocabulary_of
+from annotation.models import ExpertLabel, Stimulus
+
+SEGMENT_COLUMNS = ("video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id", "expert_actions")
+
+
+def _corner(columns: dict, name: str) -> float:
+    try:
+        value = float(columns[name])
+    except ValueError:
+        raise ValueError(f"{name} is not a number: {columns[name]!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1] (a share of the frame), got {value:g}")
+    return value
+
+
+def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
+    """A row is one person in one segment: `keyframe` (seconds into the file), the box
+    `x1, y1, x2, y2` (corners as shares of the frame's width and height), `person_id`
+    and `video_id` (the video's id in exports; default the file's name without its
+    suffix, filled in by store_manifest_extra); golden and qualification rows give the
+    experts' complete labels, `expert_actions` (action ids joined by "|")."""
+    columns = extra.get("columns", {})
+    if extra.get("answers"):
+        raise ValueError("propose-then-verify rows take expert_actions, not <question>_expert")
+    if role in (Stimulus.Role.TUTORIAL, Stimulus.Role.REFERENCE):
+        return {}
+    if not columns.get("keyframe"):
+        raise ValueError(f"a {role} row needs its keyframe (seconds into the video)")
+    try:
+        keyframe = float(columns["keyframe"])
+    except ValueError:
+        raise ValueError(f"keyframe is not a number: {columns['keyframe']!r}") from None
+    if not keyframe >= 0:
+        raise ValueError("keyframe must be a time in seconds from the start, at least 0")
+    missing = [name for name in ("x1", "y1", "x2", "y2") if not columns.get(name)]
+    if missing:
+        raise ValueError(f"a {role} row needs the person's box: {', '.join(missing)}")
+    x1, y1, x2, y2 = (_corner(columns, name) for name in ("x1", "y1", "x2", "y2"))
+    if not (x1 < x2 and y1 < y2):
+        raise ValueError("the box needs x1 < x2 and y1 < y2")
+    person = columns.get("person_id") or "0"
+    if not person.isdigit():
+        raise ValueError(f"person_id must be a whole number, got {person!r}")
+    expert = []
+    if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
+        vocabulary = vocabulary_of(study.pk)
+        if not vocabulary.actions:
+            raise ValueError(
+                "the study has no vocabulary yet: import one (manage.py import_vocabulary) "
+                "before the experts' labels"
+            )
+        text = columns.get("expert_actions", "")
+        try:
+            expert = sorted({int(part) for part in text.split("|") if part.strip()})
+        except ValueError:
+            raise ValueError(f"expert_actions must be action ids joined by '|': {text!r}") from None
+        if not expert:
+            raise ValueError(f"a {role} row needs the experts' labels: expert_actions")
+        unknown = [action for action in expert if action not in vocabulary.actions]
+        if unknown:
+            raise ValueError(f"expert_actions names {unknown[0]}, not in the study's vocabulary")
+    elif columns.get("expert_actions"):
+        raise ValueError(f"a {role} row takes no expert_actions")
+    segment = {
+        "video_id": columns.get("video_id", ""),
+        "keyframe": keyframe,
+        "seconds": settings_of(study).segment_seconds,
+        "box": [x1, y1, x2, y2],
+        "person_id": int(person),
+    }
+    return {
+        "stimulus": {"segment": segment},
+        "identity": segment_identity(keyframe, (x1, y1, x2, y2), int(person)),
+        "expert": expert,
+    }
+
+
+def segment_identity(keyframe: float, box: tuple[float, ...], person: int) -> str:
+    """What tells a segment of a file from the others (its stimulus checksum is the
+    file's with this appended): ``902:0.077,0.151,0.283,0.811:0``. A number is written
+    short (``:g``) where that is exact, as it always was, so a manifest imported again
+    names the same segments; one that the short form would round (``:g`` keeps 6
+    digits: keyframes 12345.61 and 12345.64 s) is written in full, so two segments never
+    share an identity."""
+
+    def exact(value: float) -> str:
+        short = f"{value:g}"
+        return short if float(short) == value else repr(float(value))
+
+    corners = ",".join(exact(corner) for corner in box)
+    return f"{exact(keyframe)}:{corners}:{person}"
+
+
+def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -> None:
+    if stimulus.segment and not stimulus.segment.get("video_id"):
+        stem = stimulus.original_name.rsplit(".", 1)[0]
+        stimulus.segment = {**stimulus.segment, "video_id": stem}
+        Stimulus.objects.filter(pk=stimulus.pk).update(segment=stimulus.segment)
+    if extra.get("expert"):
+        ExpertLabel.objects.create(
+            stimulus=stimulus, dimension=dimensions[PROPOSE], value=extra["expert"]
+        )
