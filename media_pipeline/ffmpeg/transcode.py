@@ -398,7 +398,6 @@ def transcode(
     on_progress: Callable[[float], None] | None = None,
     timeout_s: float | None = None,
     stem: str | None = None,
-    segment: Segment | None = None,
     around: tuple[float, float] | None = None,
 ) -> TranscodeResult:
     """Write `<stem>.mp4` (the rendition) and `<stem>.jpg` (the poster) into `out_dir`.
@@ -411,11 +410,11 @@ def transcode(
     error nothing new is left in `out_dir` and an earlier good rendition with the same
     stem is untouched. Part files of the stem that a killed run left behind are removed
     first; those of a run going on beside this one are kept. `on_progress` gets fractions
-    in [0, 1], non-decreasing, the last one 1.0 once the files are in place. With a
-    `segment`, the rendition is that part of the source and the poster its frame at
-    `segment.poster_at`; the result's `source` is then the segment's expectation.
-    `around` = (keyframe, seconds) asks for `Segment.around` the keyframe once the
-    source's length is known (a keyframe past the end: `TranscodeFailed` naming it).
+    in [0, 1], non-decreasing, the last one 1.0 once the files are in place. `around` =
+    (keyframe, seconds) cuts `Segment.around` the keyframe, placed once the source's
+    length is known (a keyframe past the end: `TranscodeFailed` naming it): the
+    rendition is that part of the source, the poster its frame at the keyframe, and the
+    result's `source` the segment's expectation.
     """
     started = time.monotonic()
     src, out_dir = Path(src), Path(out_dir)
@@ -423,7 +422,8 @@ def transcode(
         _check_stem(stem)
     # A segment needs the film's size, rate and length, not a count of all its packets
     # (a 15-minute AVA film is read once per person and keyframe otherwise).
-    source = probe(src, count_packets=segment is None and around is None)
+    source = probe(src, count_packets=around is None)
+    segment = None
     if around is not None:
         try:
             segment = Segment.around(keyframe=around[0], seconds=around[1], length=source.duration)

@@ -54,9 +54,8 @@ def test_a_video_shorter_than_the_segment_is_taken_whole_and_a_keyframe_past_it_
 
 def test_the_cut_holds_the_segments_frames_and_the_poster_is_the_keyframe(film, tmp_path):
     # given: 3 s around 4.0 s of an 8 s, 12 fps video
-    segment = Segment.around(keyframe=4.0, seconds=3.0, length=8.0)
     # when
-    result = transcode(src=film, out_dir=tmp_path, stem="seg", segment=segment)
+    result = transcode(src=film, out_dir=tmp_path, stem="seg", around=(4.0, 3.0))
     # then: 36 frames (to one), the source's size, and the poster is the frame at 4.0 s
     assert abs(result.frames - 36) <= 1
     assert (result.width, result.height) == (192, 144)

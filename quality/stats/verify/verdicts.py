@@ -97,7 +97,7 @@ def verify_labels(verdicts: pd.DataFrame, *, keep: int = 2) -> VerifyResult:
     texts = {name: text_column(verdicts, name) for name in VERDICT_COLUMNS}
     check_not_empty({n: texts[n] for n in ("rater_id", "item_id", "label")}, line)
     verdict_codes, verdict_names = pd.factorize(texts["verdict"])
-    known = {"no": 0, "yes": 1}
+    known = {name: code for code, name in enumerate(VERDICTS)}
     mapped = np.array([known.get(str(v).strip().lower(), -1) for v in verdict_names])
     verdict = mapped[verdict_codes]
     if (verdict < 0).any():
