@@ -3,8 +3,9 @@ their proposers set aside (flagged as inappropriate or with a wrong box by a maj
 
 from django.contrib import admin
 
+from annotation.admin.frozen import FrozenOnceAnswered
 from annotation.designs.propose_study import vocabulary_forget
-from annotation.models import Action, ActionGroup, Answer, ProposeVerifySettings, StageLink
+from annotation.models import Action, ActionGroup, ProposeVerifySettings, StageLink
 
 
 class ProposeVerifySettingsInline(admin.StackedInline):
@@ -25,22 +26,17 @@ class ActionInline(admin.TabularInline):
 
 
 @admin.register(ActionGroup)
-class ActionGroupAdmin(admin.ModelAdmin):
+class ActionGroupAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     """A vocabulary's groups and actions; read-only once the study has answers (the
     answers name them)."""
 
     list_display = ("label", "study", "limit", "required", "order")
     list_filter = ("study",)
     inlines = [ActionInline]
+    frozen_because = "its proposals and verdicts name these actions."
 
-    def _answered(self, obj) -> bool:
-        return obj is not None and Answer.objects.filter(item__study_id=obj.study_id).exists()
-
-    def has_change_permission(self, request, obj=None):
-        return super().has_change_permission(request, obj) and not self._answered(obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return super().has_delete_permission(request, obj) and not self._answered(obj)
+    def study_id_of(self, obj) -> int:
+        return obj.study_id
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html_join
 
+from annotation.admin.frozen import FrozenOnceAnswered
 from annotation.designs.questionnaire import CHECKS, questions_forget
 from annotation.errors import ValidationFailed
 from annotation.models import (
@@ -194,7 +195,7 @@ def _check_expert_labels(question: Question) -> None:
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     """A questionnaire study's questions: the wording (label, question text) is the
     dimension's, in the study's page; the kind and options are here, fixed once the
     study has answers. Whole sets are imported with the Studies action."""
@@ -217,12 +218,13 @@ class QuestionAdmin(admin.ModelAdmin):
         "invalid_option",
     )
 
+    frozen_because = "its answers name this question, its kind and its options."
+
+    def study_id_of(self, obj) -> int:
+        return obj.dimension.study_id
+
     def get_readonly_fields(self, request, obj=None):
-        if obj is None:
-            return ()
-        if _study_has_answers(obj.dimension.study_id):
-            return self.fields
-        return ("dimension",)
+        return () if obj is None else ("dimension",)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "dimension":
@@ -281,7 +283,7 @@ class ExpertLabelForm(forms.ModelForm):
 
 
 @admin.register(ExpertLabel)
-class ExpertLabelAdmin(admin.ModelAdmin):
+class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     """The experts' answers to exemplar (tutorial), golden and qualification videos, in
     an answer's JSON form: a number, a level or "invalid", a list of tag values, a text."""
 
@@ -292,18 +294,11 @@ class ExpertLabelAdmin(admin.ModelAdmin):
     raw_id_fields = ("stimulus",)
     list_select_related = ("stimulus", "dimension__study")
     fields = ("stimulus", "dimension", "value", "note")
+    # A new label for a study with answers is refused by the form.
+    frozen_because = "its qualification and golden gates were decided on the experts' answers."
 
-    def get_readonly_fields(self, request, obj=None):
-        """All of it once the study has answers: the qualification and the golden gates
-        were decided on these answers (a new label is refused then by the form)."""
-        if obj is not None and _study_has_answers(obj.stimulus.study_id):
-            return self.fields
-        return ()
-
-    def has_delete_permission(self, request, obj=None):
-        if obj is not None and _study_has_answers(obj.stimulus.study_id):
-            return False
-        return super().has_delete_permission(request, obj)
+    def study_id_of(self, obj) -> int:
+        return obj.stimulus.study_id
 
     @admin.display(ordering="stimulus__role")
     def role(self, obj):

@@ -181,6 +181,10 @@ def test_a_question_the_experts_answers_no_longer_fit_is_refused(client):
     assert client.post(url, _question_form(question, options=four)).status_code == 302
     question.refresh_from_db()
     assert [o["value"] for o in question.options] == [1, 2, 3, 4]
+    # and: once the study has answers, the question is shown, not changed
+    _first_answer(tiny)
+    assert client.post(url, _question_form(question, options=two_levels)).status_code == 403
+    assert "its answers name this question" in client.get(url).content.decode()
 
 
 def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
@@ -205,9 +209,10 @@ def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
         "/admin/annotation/expertlabel/add/",
         {**form, "stimulus": tiny.golden[0].pk, "dimension": label.dimension_id, "value": "5"},
     )
-    # then: the gates' answers stay as they were
+    # then: the gates' answers stay as they were, and the page says why
     assert 'name="value"' not in page  # shown, not editable
-    assert edited.status_code == 302
+    assert "This study has answers: its qualification and golden gates" in page
+    assert edited.status_code == 403
     assert deleted.status_code == 403
     assert "can no longer change" in added.content.decode()
     label.refresh_from_db()
