@@ -7,8 +7,9 @@ quality.stats.adaptive.scaling) to the judgments that count so far: regular item
 sessions not excluded. The pairs shown in other raters' sessions and not answered yet
 are taken as pending (quality.stats.adaptive.pairs.with_pending), so raters starting
 one after another get different pairs without waiting for each other's answers; then
-choose_pairs (ASAP's batch information gain, spanning trees of the EIG graph) gives the
-rater their pairs, never one condition pair more than `pair_repeat_limit` times per
+choose_pairs (ASAP's batch mode: spanning trees of the graph of condition pairs weighted
+by each pair's expected reduction of the scale's posterior variance) gives the rater
+their pairs, never one condition pair more than `pair_repeat_limit` times per
 question over the study. Each chosen condition pair becomes an item of that pair whose
 content the rater has not seen, the least-used first, so contents are spread evenly.
 

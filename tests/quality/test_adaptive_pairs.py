@@ -10,9 +10,12 @@ import pytest
 from scipy import optimize, stats
 
 from quality.stats.adaptive.pairs import (
+    CRITERIA,
+    all_pairs,
     choose_pairs,
     expected_fisher_information,
     information_gain,
+    variance_reduction,
     with_pending,
 )
 from quality.stats.adaptive.scaling import fit_scale, outcome_probabilities
@@ -112,11 +115,14 @@ def test_a_batch_respects_the_repeat_limit_and_balances_left_and_right():
         assert max(abs(v) for v in sides.values()) <= 1
 
 
-def test_a_batch_spreads_over_conditions_instead_of_repeating_the_best_pair():
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_a_batch_spreads_over_conditions_instead_of_repeating_the_best_pair(criterion):
     # given: no judgment yet, 10 raters asking for 2 pairs each
     posterior = fit_scale(n_conditions=12, left=[], right=[], outcome=[])
     # when
-    chosen = choose_pairs(posterior=posterior, requests={r: 2 for r in range(10)}, seed=1)
+    chosen = choose_pairs(
+        posterior=posterior, requests={r: 2 for r in range(10)}, seed=1, criterion=criterion
+    )
     # then: 20 distinct pairs, every condition in at least one
     pairs = {tuple(sorted((c.left, c.right))) for c in chosen}
     assert len(chosen) == 20 and len(pairs) == 20
@@ -155,3 +161,39 @@ def test_pending_pairs_add_their_expected_information_to_the_precision():
     np.testing.assert_allclose(ours.covariance, np.linalg.inv(precision), atol=1e-10)
     np.testing.assert_array_equal(ours.mean, posterior.mean)
     assert ours.covariance[0, 0] < posterior.covariance[0, 0]
+
+
+def test_variance_reduction_is_the_drop_of_the_posteriors_trace_by_inverses():
+    # given: a fitted posterior of 6 conditions
+    _, left, right, outcome = simulated_judgments(size=6, repeats=2)
+    posterior = fit_scale(n_conditions=6, left=left, right=right, outcome=outcome)
+    first, second = all_pairs(6)
+    # when
+    ours = variance_reduction(
+        mean=posterior.mean,
+        covariance=posterior.covariance,
+        first=first,
+        second=second,
+        tie_band=posterior.tie_band,
+    )
+    # then: tr(Sigma) - tr((Sigma^-1 + w a a^T)^-1), the precision gaining the judgment's
+    # expected Fisher information, computed by matrix inverses
+    precision = np.linalg.inv(posterior.covariance)
+    for k, (i, j) in enumerate(zip(first, second, strict=True)):
+        a = np.zeros(6)
+        a[i], a[j] = 1.0, -1.0
+        w = expected_fisher_information(
+            mean_difference=np.array([posterior.mean[i] - posterior.mean[j]]),
+            variance=np.array([a @ posterior.covariance @ a]),
+            tie_band=posterior.tie_band,
+        )[0]
+        after = np.linalg.inv(precision + w * np.outer(a, a))
+        assert ours[k] == pytest.approx(np.trace(posterior.covariance) - np.trace(after), rel=1e-9)
+    # and: every judgment is expected to take some variance away
+    assert ours.min() > 0
+
+
+def test_an_unknown_criterion_is_refused():
+    posterior = fit_scale(n_conditions=3, left=[], right=[], outcome=[])
+    with pytest.raises(ValueError, match="criterion must be one of variance, information"):
+        choose_pairs(posterior=posterior, requests={"r": 1}, criterion="entropy")
