@@ -54,6 +54,7 @@ def random_frame(rng: np.random.Generator, rows: int) -> pd.DataFrame:
         {
             "text": text,
             "category": pd.Categorical(rng.choice(np.array(AWKWARD_TEXT[:6]), rows)),
+            "int category": pd.Categorical(rng.integers(0, 3, rows)),
             "float": floats,
             "int": rng.integers(-5, 5, rows),
             "bool": rng.random(rows) < 0.5,
