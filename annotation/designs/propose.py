@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.designs.base import Design, Gate, QualificationScore
+from annotation.designs.base import Design
+from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
     SEGMENT_COLUMNS,
     check_manifest_extra,
@@ -299,71 +300,6 @@ def store_values(*, answer, item: Item, layout: list[Stimulus], values) -> None:
 
         item_id = item.pk
         transaction.on_commit(lambda: send_now(fill_verify_queue, item_id))
-
-
-# --- golden agreement -------------------------------------------------------------------
-
-
-def _golden_rows(answers) -> list[dict]:
-    """Per golden answer: a proposer's recall of the experts' labels, or a verifier's
-    share of verdicts that agree with them (yes exactly for the experts' labels)."""
-    rows = []
-    answers = answers.select_related("item__dimension").prefetch_related(
-        "item__members__stimulus", "proposals__action", "verdicts__action"
-    )
-    answers = list(answers)
-    experts = dict(
-        ExpertLabel.objects.filter(
-            stimulus__in=[a.item.members.all()[0].stimulus_id for a in answers],
-            dimension__key=PROPOSE,
-        ).values_list("stimulus_id", "value")
-    )
-    for answer in answers:
-        expert = set(experts.get(answer.item.members.all()[0].stimulus_id, []))
-        if not expert:
-            continue
-        if answer.item.dimension.key == PROPOSE:
-            given = {p.action.action_id for p in answer.proposals.all()}
-            score = len(given & expert) / len(expert)
-        else:
-            verdicts = answer.verdicts.all()
-            right = sum(v.verdict == (v.action.action_id in expert) for v in verdicts)
-            score = right / len(verdicts) if verdicts else 0.0
-        rows.append(
-            {"item": str(answer.item.public_id), "stage": answer.item.dimension.key,
-             "score": round(score, 6)}
-        )  # fmt: skip
-    return rows
-
-
-def _share(rows: list[dict]) -> float | None:
-    return sum(row["score"] for row in rows) / len(rows) if rows else None
-
-
-def golden_gate(*, study, assignment) -> Gate:
-    golden = SessionItem.objects.filter(session_id=assignment.session_id, is_golden=True)
-    rows = _golden_rows(
-        Answer.objects.filter(assignment=assignment, item__in=golden.values("item_id"))
-    )
-    share = _share(rows)
-    if share is None:
-        return Gate(None, True)
-    return Gate(share, share >= settings_of(study).golden_pass_share)
-
-
-def qualification_score(*, participation, answers) -> QualificationScore:
-    study = participation.study
-    rows = _golden_rows(answers.order_by("id"))
-    share = _share(rows) or 0.0
-    return QualificationScore(share, rows, share >= study.qualification_pass_share)
-
-
-def gate_rule(*, study) -> str:
-    share = settings_of(study).golden_pass_share
-    return (
-        f"on the golden segments, proposers' recall of the experts' labels and verifiers' "
-        f"agreement with them at least {share:.0%}"
-    )
 
 
 def state_payload(*, study) -> dict:
