@@ -52,6 +52,22 @@ class QualificationScore:
     passed: bool
 
 
+def mean_gate(rows: list[dict], *, key: str, pass_share: float) -> Gate:
+    """The golden gate of a design whose figure is the mean of each golden answer's
+    ``key`` (a 0-1 agreement): passed at ``pass_share`` or more, and passed, with no
+    figure, when the session had no golden answer to judge."""
+    if not rows:
+        return Gate(None, True)
+    share = sum(row[key] for row in rows) / len(rows)
+    return Gate(share, share >= pass_share)
+
+
+def mean_qualification(rows: list[dict], *, key: str, pass_share: float) -> QualificationScore:
+    """The qualification verdict on the mean of each answer's ``key`` (0 with none)."""
+    share = sum(row[key] for row in rows) / len(rows) if rows else 0.0
+    return QualificationScore(share, rows, share >= pass_share)
+
+
 def shuffled(members: Sequence, seed: object) -> list:
     """`members` in a per-rater, per-item order that is the same on every request."""
     order = list(members)

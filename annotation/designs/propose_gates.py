@@ -4,7 +4,7 @@ session's golden gate and the qualification test read it."""
 
 from __future__ import annotations
 
-from annotation.designs.base import Gate, QualificationScore
+from annotation.designs.base import Gate, QualificationScore, mean_gate, mean_qualification
 from annotation.designs.propose_study import PROPOSE, settings_of
 from annotation.models import Answer, ExpertLabel, SessionItem
 
@@ -41,26 +41,20 @@ def _golden_rows(answers) -> list[dict]:
     return rows
 
 
-def _share(rows: list[dict]) -> float | None:
-    return sum(row["score"] for row in rows) / len(rows) if rows else None
-
-
 def golden_gate(*, study, assignment) -> Gate:
     golden = SessionItem.objects.filter(session_id=assignment.session_id, is_golden=True)
     rows = _golden_rows(
         Answer.objects.filter(assignment=assignment, item__in=golden.values("item_id"))
     )
-    share = _share(rows)
-    if share is None:
-        return Gate(None, True)
-    return Gate(share, share >= settings_of(study).golden_pass_share)
+    return mean_gate(rows, key="score", pass_share=settings_of(study).golden_pass_share)
 
 
 def qualification_score(*, participation, answers) -> QualificationScore:
-    study = participation.study
-    rows = _golden_rows(answers.order_by("id"))
-    share = _share(rows) or 0.0
-    return QualificationScore(share, rows, share >= study.qualification_pass_share)
+    return mean_qualification(
+        _golden_rows(answers.order_by("id")),
+        key="score",
+        pass_share=participation.study.qualification_pass_share,
+    )
 
 
 def gate_rule(*, study) -> str:

@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.designs.base import Design, Gate, QualificationScore
+from annotation.designs.base import (
+    Design,
+    Gate,
+    QualificationScore,
+    mean_gate,
+    mean_qualification,
+)
 from annotation.designs.slider import build_items, layout, number_on_scale
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
@@ -278,26 +284,21 @@ def _agreement_rows(study, answers) -> list[dict]:
     return rows
 
 
-def _share(rows: list[dict]) -> float | None:
-    return sum(row["agrees"] for row in rows) / len(rows) if rows else None
-
-
 def golden_gate(*, study, assignment) -> Gate:
     golden = SessionItem.objects.filter(session_id=assignment.session_id, is_golden=True)
     rows = _agreement_rows(
         study, Answer.objects.filter(assignment=assignment, item__in=golden.values("item_id"))
     )
-    share = _share(rows)
-    if share is None:
-        return Gate(None, True)
-    return Gate(share, share >= settings_of(study).golden_pass_share)
+    return mean_gate(rows, key="agrees", pass_share=settings_of(study).golden_pass_share)
 
 
 def qualification_score(*, participation, answers) -> QualificationScore:
     study = participation.study
-    rows = _agreement_rows(study, answers.order_by("id"))
-    share = _share(rows) or 0.0
-    return QualificationScore(share, rows, share >= study.qualification_pass_share)
+    return mean_qualification(
+        _agreement_rows(study, answers.order_by("id")),
+        key="agrees",
+        pass_share=study.qualification_pass_share,
+    )
 
 
 def gate_rule(*, study) -> str:
