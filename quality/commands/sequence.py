@@ -99,7 +99,9 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                     raise InputError(
                         f"{path}: line {line}: score {text!r} is not a number"
                     ) from None
-                if not (math.isfinite(score) and low <= score <= high):
+                if not math.isfinite(score):
+                    raise InputError(f"{path}: line {line}: score {text!r} is not a finite number")
+                if not low <= score <= high:
                     raise InputError(
                         f"{path}: line {line}: score {text!r} is outside [{low:g}, {high:g}]"
                     )

@@ -81,7 +81,7 @@ def test_the_scale_is_taken_from_the_options(tmp_path):
             ["--low", "1", "--high", "5"],
             "line 3: score '0.5' is outside [1, 5]",
         ),
-        (HEADER + "v,q,nan\n", [], "line 2: score 'nan' is outside"),
+        (HEADER + "v,q,nan\n", [], "line 2: score 'nan' is not a finite number"),
         (HEADER + "v,q,3\n,q,4\n", [], "line 3: video_id is empty"),
         (HEADER + "v,q,3,9\n", [], "line 2: 4 field(s)"),
         (HEADER + "v,q,3\n", ["--alpha", "1.5"], "--alpha must be in (0, 1)"),
