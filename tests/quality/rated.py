@@ -19,6 +19,7 @@ from annotation.models import (
     Session,
     Stimulus,
 )
+from quality.services import analysis_run_execute, analysis_run_request
 from tests.factories import UserFactory
 
 
@@ -114,3 +115,12 @@ def judged_session(
             answer=answer, dimension=item.dimension, left=left, right=right, choice=choice
         )
     return assignment
+
+
+def run_now(study):
+    """An analysis run of ``study``, requested and executed here; it must end done."""
+    run = analysis_run_request(study=study)
+    analysis_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    return run

@@ -7,21 +7,13 @@ import pytest
 from django.test import Client
 
 from annotation.services.adaptive import adaptive_review
-from quality.services import analysis_run_execute, analysis_run_request
 from quality.stats.adaptive.two_stage import TwoStagePlan
 from tests.annotation.rater_fixtures import tiny_study
 from tests.annotation.test_adaptive_collection import adaptive, rated, scores_of, videos
 from tests.factories import UserFactory
+from tests.quality.rated import run_now
 
 pytestmark = pytest.mark.django_db
-
-
-def run_now(study):
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
 
 
 def test_the_run_states_each_videos_interval_as_the_plan_gives_it():

@@ -34,7 +34,7 @@ from quality.services import (
     analysis_run_staleness,
 )
 from tests.factories import StimulusFactory, UserFactory, make_study
-from tests.quality.rated import finished_session
+from tests.quality.rated import finished_session, run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -74,14 +74,6 @@ def study():
 @pytest.fixture
 def admin():
     return UserFactory(is_staff=True, username="dr-admin")
-
-
-def run_now(study) -> AnalysisRun:
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
 
 
 def cli_mos(ratings, tmp_path) -> pd.DataFrame:

@@ -16,10 +16,9 @@ from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.admin_actions import participation_exclude
 from annotation.services.studies import study_build_sessions
 from quality.cli import main as quality_cli
-from quality.services import analysis_run_execute, analysis_run_request
 from tests.annotation.design_fixtures import CONDITIONS
 from tests.factories import StimulusFactory, UserFactory, make_study
-from tests.quality.rated import judged_session
+from tests.quality.rated import judged_session, run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -60,14 +59,6 @@ def researcher():
     client = APIClient()
     client.force_authenticate(user)
     return client
-
-
-def run_now(study):
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
 
 
 def body(response) -> str:

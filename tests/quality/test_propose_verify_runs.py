@@ -24,6 +24,7 @@ from quality.services import analysis_run_execute, analysis_run_request
 from tests.annotation.design_fixtures import SMALL_VOCABULARY, Answerer, tiny_propose_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.factories import UserFactory
+from tests.quality.rated import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -117,14 +118,6 @@ def labelled():
         verify_queue_fill(item_id=item.pk)
     verifiers = [take_session(tiny, verifier(i)) for i in range(3)]
     return tiny, proposers, verifiers
-
-
-def run_now(study):
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
 
 
 def staff_client() -> Client:

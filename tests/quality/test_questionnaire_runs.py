@@ -20,6 +20,7 @@ from quality.services import analysis_run_execute, analysis_run_request
 from quality.stats.labels import LABEL_COLUMNS
 from tests.annotation.design_fixtures import EXPERT_ANSWERS, tiny_questionnaire_study
 from tests.factories import UserFactory
+from tests.quality import rated
 
 pytestmark = pytest.mark.django_db
 
@@ -95,11 +96,7 @@ def run_now(study, **settings):
         for name, value in settings.items():
             setattr(chosen, name, value)
         chosen.save()
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
+    return rated.run_now(study)
 
 
 def staff() -> Client:

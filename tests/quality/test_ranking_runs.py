@@ -17,9 +17,9 @@ from frontend.demo.simulate import simulate_raters
 from media_pipeline.models import MetricScore
 from quality.cli import main as quality_cli
 from quality.designs.ranking import rankings_frame
-from quality.services import analysis_run_execute, analysis_run_request
 from tests.annotation.design_fixtures import CONDITIONS
 from tests.factories import StimulusFactory, UserFactory, make_study
+from tests.quality.rated import run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -51,14 +51,6 @@ def study():
     profiles = [{"swap": False}] * 4 + [{"swap": True}]
     simulate_raters(study=study, profiles=profiles, values=values, seed=1)
     return study
-
-
-def run_now(study):
-    run = analysis_run_request(study=study)
-    analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == "done", run.error
-    return run
 
 
 def test_a_run_finds_the_consensus_and_compares_it_with_the_metric(study):

@@ -121,6 +121,11 @@ export class Player {
     return Math.round(this.watchedMs + running);
   }
 
+  /** What a one-video widget reports with each answer. */
+  telemetry() {
+    return { watch_time_ms: this.watchTimeMs, plays: this.plays, stalls: this.stalls };
+  }
+
   play() {
     if (this.video.ended || this.atStart) {
       this.atStart = true;

@@ -405,8 +405,7 @@ export default class ProposeVerifyWidget {
   }
 
   telemetry() {
-    const { player } = this;
-    return { watch_time_ms: player.watchTimeMs, plays: player.plays, stalls: player.stalls };
+    return this.player.telemetry();
   }
 
   start() {

@@ -331,8 +331,7 @@ export default class QuestionnaireWidget {
   }
 
   telemetry() {
-    const { player } = this;
-    return { watch_time_ms: player.watchTimeMs, plays: player.plays, stalls: player.stalls };
+    return this.player.telemetry();
   }
 
   start() {
