@@ -114,14 +114,6 @@ def all_pairs(n_conditions: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n_conditions, k=1)
 
 
-def pair_information_gain(posterior: ScalePosterior) -> np.ndarray:
-    """EIG of every unordered pair (i < j), in ``all_pairs`` order."""
-    first, second = all_pairs(posterior.n_conditions)
-    return _gain_of(
-        posterior.mean, posterior.covariance, first, second, posterior.tie_band, "information"
-    )
-
-
 def variance_reduction(
     *, mean: np.ndarray, covariance: np.ndarray, first, second, tie_band: float
 ) -> np.ndarray:

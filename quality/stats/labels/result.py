@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from quality.stats.labels.dawid_skene import DawidSkeneFit
@@ -140,15 +139,3 @@ class LabelResult:
             "rater_agreement": self._rater_totals(),
             "dawid_skene": {q: fit.summary_dict() for q, fit in self.dawid_skene.items()},
         }
-
-
-def empty_rater_agreement() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "rater_id": pd.Series([], dtype=object),
-            "question": pd.Series([], dtype=object),
-            "decisions": np.zeros(0, dtype=np.int64),
-            "agreed": np.zeros(0, dtype=np.int64),
-            "share": np.zeros(0),
-        }
-    )
