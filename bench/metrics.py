@@ -19,8 +19,13 @@ reported: `score_video` one clip at a time (one decoder, pausing between videos 
 metrics of a video's last chunks finish). Target: the batch runs at >= 0.8 of the
 baseline's videos per second; the ratio to the side-by-side decoding is printed too.
 
+On CUDA the figures also hold the batch pass's peak GPU memory (torch's allocator) and
+the GPU's mean utilisation while the batch pass runs for a few seconds (NVML, sampled
+every 20 ms; nvidia-ml-py's `pynvml`, where installed).
+
     .venv/bin/python bench/metrics.py [--quick] [--device cpu|cuda] [--batch-size N]
                                       [--decoders N] [--preset ultrafast] [--size WxH]
+                                      [--clips DIR] [--repeats N]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -130,6 +136,45 @@ def best_rates(passes: dict, clips: list[Path], repeats: int) -> dict[str, float
     return {name: len(clips) / seconds for name, seconds in best.items()}
 
 
+def gpu_load(run_over, clips: list[Path], *, seconds: float = 2.0) -> dict:
+    """Peak GPU memory of one pass of `run_over` over the clips, and the GPU's mean
+    utilisation (NVML: the share of each sample period in which a kernel ran) while the
+    pass repeats for at least `seconds`."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    run_over(clips)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    samples: list[int] = []
+    stop = threading.Event()
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    except Exception:  # no NVML here: memory only
+        handle = None
+
+    def sample() -> None:
+        while not stop.wait(0.02):
+            samples.append(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+
+    sampler = threading.Thread(target=sample, daemon=True) if handle else None
+    if sampler:
+        sampler.start()
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        run_over(clips)
+    torch.cuda.synchronize()
+    stop.set()
+    if sampler:
+        sampler.join()
+    return {
+        "peak_gpu_memory_mib": round(peak / 2**20, 1),
+        "gpu_utilisation_pct": round(float(np.mean(samples)), 1) if samples else None,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -148,6 +193,7 @@ def main() -> None:
         "score_video gives the content metrics half of them, the decoder the rest)",
     )
     parser.add_argument("--clips", type=Path, default=None, help="score DIR/*.mp4 instead")
+    parser.add_argument("--repeats", type=int, default=None, help="passes (best of)")
     parser.add_argument("--size", default=None, help="WxH of the clips (default 512x288)")
     parser.add_argument(
         "--preset", default=None, help="x264 preset of the clips (default: the renditions')"
@@ -159,6 +205,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     count, seconds, repeats = (4, 1.0, 2) if args.quick else (8, 2.8, 5)
+    repeats = args.repeats or repeats
     size = args.size or ("256x256" if args.quick else "512x288")
     fps = 16
     figures: dict = {"device": device, "batch_size": args.batch_size, "clips": count}
@@ -187,20 +234,19 @@ def main() -> None:
             ("gaia_six", GAIA_SIX),
         ):
             all_frames = FramePlan.for_samplings(get_metric(n).sampling for n in names).all_frames
+
+            def batch(cs, n=names):
+                requests = [VideoRequest(path=c, metric_names=n) for c in cs]
+                kwargs = {"device": device, "batch_size": args.batch_size}
+                list(score_videos(requests, decoders=args.decoders, **kwargs))
+
             rates = best_rates(
                 {
                     "baseline": lambda cs, a=all_frames: [decode_only(c, all_frames=a) for c in cs],
                     "side_by_side": lambda cs, a=all_frames: decode_side_by_side(
                         cs, all_frames=a, decoders=args.decoders
                     ),
-                    "batch": lambda cs, n=names: list(
-                        score_videos(
-                            [VideoRequest(path=c, metric_names=n) for c in cs],
-                            device=device,
-                            batch_size=args.batch_size,
-                            decoders=args.decoders,
-                        )
-                    ),
+                    "batch": batch,
                     "one_at_a_time": lambda cs, n=names: [
                         score_video(
                             path=c, metric_names=n, device=device, batch_size=args.batch_size
@@ -233,6 +279,10 @@ def main() -> None:
                 "side_by_side_decode_videos_per_s": round(rates["side_by_side"], 3),
                 "side_by_side_ratio": round(side_ratio, 3),
             }
+            if device.startswith("cuda"):
+                load = gpu_load(batch, clips)
+                figures[label] |= load
+                print(f"{'':24s} GPU while scoring: {load}")
     print(json.dumps(figures))
 
 

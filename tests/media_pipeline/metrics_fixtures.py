@@ -133,3 +133,10 @@ def write_tiny_dino(weights_dir: Path) -> Path:
     )  # fmt: skip
     ViTModel(config, add_pooling_layer=False).save_pretrained(folder, safe_serialization=True)
     return folder
+
+
+def tiny_weights(folder: Path) -> tuple[Path, dict[str, str]]:
+    """Tiny CLIP and DINO checkpoints under `folder`, and their sha256 pins."""
+    write_tiny_clip(folder)
+    write_tiny_dino(folder)
+    return folder, pins_for(folder)

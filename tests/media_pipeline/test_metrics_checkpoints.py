@@ -17,10 +17,8 @@ from media_pipeline.metrics.scoring import score_video
 from tests.media_pipeline.metrics_fixtures import (
     ffmpeg_frames,
     make_clip,
-    pins_for,
     planar,
-    write_tiny_clip,
-    write_tiny_dino,
+    tiny_weights,
 )
 
 PROMPT = "a person waves hand"
@@ -28,10 +26,7 @@ PROMPT = "a person waves hand"
 
 @pytest.fixture(scope="module")
 def weights(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("weights")
-    write_tiny_clip(folder)
-    write_tiny_dino(folder)
-    return folder, pins_for(folder)
+    return tiny_weights(tmp_path_factory.mktemp("weights"))
 
 
 @pytest.fixture(scope="module")
