@@ -47,11 +47,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from media_pipeline.ffmpeg.transcode import ENCODER  # noqa: E402
+from media_pipeline.metrics.batching import default_batch_size  # noqa: E402
 from media_pipeline.metrics.decode import FramePlan, cores  # noqa: E402
 from media_pipeline.metrics.registry import available_metrics, get_metric  # noqa: E402
 from media_pipeline.metrics.scoring import (  # noqa: E402
     VideoRequest,
-    default_batch_size,
     default_decoders,
     pick_device,
     score_video,

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from media_pipeline.metrics import preprocess
+from media_pipeline.metrics.batching import FrameBatches
 from media_pipeline.metrics.weights import WeightsUnavailable, sha256_of
 
 _models: dict[tuple, object] = {}
@@ -60,27 +61,26 @@ class ClipScorer:
     max_length: int
     device: str
 
-    def scores(self, frames: torch.Tensor, prompt: str, *, batch_size: int) -> dict[str, float]:
+    def scores(
+        self, frames: torch.Tensor, prompt: str, *, batches: FrameBatches
+    ) -> dict[str, float]:
         """frames: planar (N, 3, H, W) 0-255 RGB. clip_cosine = mean_t cos(E_img(x_t),
         E_txt(prompt)); clip_score = mean_t 100 * max(cos_t, 0)."""
         tokens = self.tokenizer(
             [prompt], truncation=True, max_length=self.max_length, return_tensors="pt"
         ).to(self.device)
         text = F.normalize(_features(self.model.get_text_features(**tokens)), dim=-1)
-        cosines = []
-        for start in range(0, frames.shape[0], batch_size):
-            pixels = preprocess.clip_pixels(
-                frames[start : start + batch_size], image_size=self.image_size
-            )
-            image = F.normalize(
-                _features(self.model.get_image_features(pixel_values=pixels)), dim=-1
-            )
-            cosines.append(image @ text[0])
-        cos = torch.cat(cosines)
+        cos = batches.compute(self._cosines, frames, text=text[0])
         return {
             "clip_cosine": float(cos.mean()),
             "clip_score": float((100 * cos.clamp(min=0)).mean()),
         }
+
+    def _cosines(self, frames: torch.Tensor, *, text: torch.Tensor) -> torch.Tensor:
+        """cos(E_img(x_t), text) per frame, `text` the normalised prompt embedding."""
+        pixels = preprocess.clip_pixels(frames, image_size=self.image_size)
+        image = F.normalize(_features(self.model.get_image_features(pixel_values=pixels)), dim=-1)
+        return image @ text
 
 
 def _clip_tokenizer(vocab: Path, merges: Path):

@@ -12,6 +12,7 @@ in one of two ways:
   is wanted, only one in k of them is sampled, and computing per chunk would call each
   sparse feature on a fraction of a frame at a time, where the calls' own cost outweighed
   the arithmetic (bench/metrics.py).
+A batch that runs out of memory is computed again in halves (`FrameBatches`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from media_pipeline.metrics.batching import FrameBatches
 from media_pipeline.metrics.content import LumaRange
 from media_pipeline.metrics.decode import DecodedChunk
 from media_pipeline.metrics.registry import FEATURES, Feature, Metric, take_rows
@@ -49,15 +51,18 @@ class _Gathered:
 
 class FrameFeatures:
     """Feed the decoded chunks of one video in order (`feed`), then read each content
-    metric's per-frame values (`values`). `clock` times each feature by its name."""
+    metric's per-frame values (`values`). `batches` sets the frames per batch, `clock` times
+    each feature by its name."""
 
-    def __init__(self, metrics: list[Metric], *, batch_size: int, every_kth: int, clock) -> None:
+    def __init__(
+        self, metrics: list[Metric], *, batches: FrameBatches, every_kth: int, clock
+    ) -> None:
         wanted = dict.fromkeys(m.feature for m in metrics if m.feature)
         every_frame = {m.feature for m in metrics if m.feature and m.sampling.all_frames}
         self.dense = [FEATURES[name] for name in wanted if name in every_frame]
         self.sparse = [FEATURES[name] for name in wanted if name not in every_frame]
         self.sparse_reads = {f.reads for f in self.sparse}
-        self.batch_size, self.every_kth, self.clock = batch_size, every_kth, clock
+        self.batches, self.every_kth, self.clock = batches, every_kth, clock
         self._index: dict[str, list[np.ndarray]] = {name: [] for name in wanted}
         self._values: dict[str, list[torch.Tensor]] = {name: [] for name in wanted}
         self._gathered = _Gathered()
@@ -134,7 +139,7 @@ class FrameFeatures:
             if len(rgb_rows):
                 gathered.rgb.append(take_rows(rgb, rgb_rows).clone())
                 gathered.rgb_index.append(decoded.rgb_index[rgb_rows])
-        if gathered.frames >= self.batch_size:
+        if gathered.frames >= self.batches.size:
             self.flush()
 
     def _batch_for(self, decoded: DecodedChunk, luma: torch.Tensor) -> _Gathered:
@@ -173,7 +178,7 @@ class FrameFeatures:
         self._gathered = _Gathered()
 
     def _timed(self, feature: Feature, *args) -> torch.Tensor:
-        return self.clock.timed(feature.name, feature.compute, *args)
+        return self.clock.timed(feature.name, self.batches.compute, feature.compute, *args)
 
     def _add(self, feature: Feature, index: np.ndarray, values: torch.Tensor) -> None:
         self._index[feature.name].append(np.asarray(index))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from media_pipeline.metrics.batching import default_batch_size
 from media_pipeline.metrics.checkpoints import load_group
 from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, cores, decode_videos
 from media_pipeline.metrics.registry import Metric, available_metrics, get_metric
@@ -28,14 +29,6 @@ from media_pipeline.metrics.video_pass import VideoPass
 from media_pipeline.metrics.weights import WeightsUnavailable, verified_files
 
 logger = logging.getLogger(__name__)
-
-# Frames per batch: CUDA wants large batches; on CPU a few frames keep every operation's
-# data in the core's cache (bench/metrics.py: 4 frames run the full set 1.9x faster than 32).
-DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 32}
-
-
-def default_batch_size(device: str) -> int:
-    return DEFAULT_BATCH_SIZE["cuda" if device.startswith("cuda") else "cpu"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +43,7 @@ class ScoreReport:
     runtimes: dict[str, float]
     frames_decoded: int
     decode_s: float = 0.0
-    batch_size: int = 0  # frames per batch that were used
+    batch_size: int = 0  # frames per batch that were used (after halvings on out-of-memory)
 
 
 @functools.cache

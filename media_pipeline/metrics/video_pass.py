@@ -4,7 +4,7 @@ The content metrics' per-frame features are computed as the video decodes
 (`FrameFeatures`); the frame views of the checkpoint metrics (8 uniform frames for CLIP,
 every frame at 224 for DINO) are gathered from the same chunks and scored in `finish`,
 after the video's last chunk. Passes of several videos can be fed interleaved: each keeps
-its own state.
+its own state, its frames per batch included (`FrameBatches`: halved on out-of-memory).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from media_pipeline.metrics import content, preprocess
+from media_pipeline.metrics.batching import FrameBatches
 from media_pipeline.metrics.decode import DecodedChunk
 from media_pipeline.metrics.frame_features import FrameFeatures
 from media_pipeline.metrics.registry import Metric, take_rows
@@ -88,11 +89,11 @@ class VideoPass:
         self.groups = {m.group for m in metrics if m.group}
         self.selected = {m.name for m in metrics}
         self.scorers, self.prompt, self.device = scorers, prompt, device
-        self.batch_size = batch_size
+        self.batches = FrameBatches(batch_size, device)
         self.clock = Clock(device)
         self.content_threads = max(1, torch.get_num_threads() // 2) if device == "cpu" else None
         self.features = FrameFeatures(
-            self.content_metrics, batch_size=batch_size, every_kth=every_kth, clock=Clock(device)
+            self.content_metrics, batches=self.batches, every_kth=every_kth, clock=Clock(device)
         )
         self.clip_frames: list[torch.Tensor] = []
         self.dino_frames: list[torch.Tensor] = []
@@ -117,6 +118,11 @@ class VideoPass:
             )
 
     @property
+    def batch_size(self) -> int:
+        """Frames per batch: the size asked for, or the one that fitted after halvings."""
+        return self.batches.size
+
+    @property
     def runtimes(self) -> dict[str, float]:
         """Compute seconds per metric: a feature's time is shared out evenly among the
         selected metrics that read it (si and si_p910 read one SI per frame)."""
@@ -136,7 +142,7 @@ class VideoPass:
         """Reduces the content metrics' per-frame values (and the decoder's `frame_means`)
         and runs the checkpoint models; a metric the video is too short for is added to
         `unavailable`."""
-        clock, batch_size = self.clock, self.batch_size
+        clock, batches = self.clock, self.batches
         values: dict[str, float] = {}
         with torch.inference_mode(), intra_op_threads(self.content_threads):
             self.features.flush()
@@ -167,7 +173,7 @@ class VideoPass:
                     self.scorers["clip"].scores,
                     frames,
                     self.prompt,
-                    batch_size=batch_size,
+                    batches=batches,
                 )
                 clock.add("clip_score", clock.times["clip_cosine"])  # one shared model run
                 values.update({k: v for k, v in result.items() if k in self.selected})
@@ -178,10 +184,9 @@ class VideoPass:
                     dino = self.scorers["dino"]
                     features = torch.cat(
                         [
-                            clock.timed("subject_consistency", dino.features, batch)
-                            for frames in self.dino_frames
-                            if frames.numel()
-                            for batch in frames.split(batch_size)
+                            clock.timed("subject_consistency", batches.compute, dino.features, f)
+                            for f in self.dino_frames
+                            if f.numel()
                         ]
                     )
                     values["subject_consistency"] = dino.consistency(features)

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from media_pipeline.metrics import content
+from media_pipeline.metrics.batching import FrameBatches
 from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE
 from media_pipeline.metrics.decode import DecodedChunk
 from media_pipeline.metrics.frame_features import FrameFeatures
@@ -72,7 +73,8 @@ def chunk(first: int, luma: np.ndarray, luma_range=LIMITED_RANGE) -> DecodedChun
 
 def features_of(chunks, names, *, batch_size=3):
     metrics = [get_metric(name) for name in names]
-    features = FrameFeatures(metrics, batch_size=batch_size, every_kth=8, clock=Clock("cpu"))
+    batches = FrameBatches(batch_size, "cpu")
+    features = FrameFeatures(metrics, batches=batches, every_kth=8, clock=Clock("cpu"))
     for decoded in chunks:
         features.feed(
             decoded, luma=torch.from_numpy(decoded.luma), rgb=torch.from_numpy(decoded.rgb)
