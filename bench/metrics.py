@@ -47,7 +47,6 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from media_pipeline.ffmpeg.transcode import ENCODER  # noqa: E402
-from media_pipeline.metrics.batching import default_batch_size  # noqa: E402
 from media_pipeline.metrics.decode import FramePlan, cores  # noqa: E402
 from media_pipeline.metrics.registry import available_metrics, get_metric  # noqa: E402
 from media_pipeline.metrics.scoring import (  # noqa: E402
@@ -180,7 +179,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--device", default=None)
     parser.add_argument(
-        "--batch-size", type=int, default=None, help="default: the worker's (CPU 4, CUDA 32)"
+        "--batch-size",
+        type=int,
+        default=None,
+        help="default: the worker's (CPU 4; CUDA per video, from its frame size and free memory)",
     )
     parser.add_argument(
         "--decoders", type=int, default=None, help="default: the worker's (one per core, <= 4)"
@@ -200,7 +202,6 @@ def main() -> None:
     )
     args = parser.parse_args()
     device = pick_device(args.device)
-    args.batch_size = args.batch_size or default_batch_size(device)
     args.decoders = args.decoders or default_decoders()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -227,7 +228,10 @@ def main() -> None:
                 Path(folder), count=count, size=size, fps=fps, seconds=seconds, preset=args.preset
             )
         # warm-up: first-call costs (kernels, CUDA context) are not throughput
-        score_video(path=clips[0], metric_names=WEIGHT_FREE, device=device)
+        warm = score_video(
+            path=clips[0], metric_names=WEIGHT_FREE, device=device, batch_size=args.batch_size
+        )
+        figures["batch_size"] = warm.batch_size  # as the worker chose it for these clips
         for label, names in (
             ("all_weight_free", WEIGHT_FREE),
             ("gaia_six_motion_flicker", [*GAIA_SIX, "motion", "flicker"]),
@@ -265,7 +269,7 @@ def main() -> None:
                 f"{label:24s} decode-only {baseline:7.2f} videos/s | decode+metrics "
                 f"{ours:7.2f} videos/s | ratio {ratio:.3f} (target >= 0.8; one video at a time "
                 f"{one_ratio:.3f}; to decoding side by side, {rates['side_by_side']:.2f} "
-                f"videos/s: {side_ratio:.3f}) [{device}, batch {args.batch_size}, "
+                f"videos/s: {side_ratio:.3f}) [{device}, batch {warm.batch_size}, "
                 f"{args.decoders} decoders]"
             )
             figures[label] = {

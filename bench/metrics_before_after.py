@@ -8,7 +8,10 @@ one that derived luma from decoded RGB rather than reading the coded Y plane:
 
     mkdir -p /tmp/before && git archive 49bf551^ media_pipeline | tar -x -C /tmp/before
     .venv/bin/python bench/metrics_before_after.py --before /tmp/before --clips DIR \
-        [--device cpu|cuda] [--repeats 3]
+        [--device cpu|cuda] [--repeats 3] [--batch]
+
+--batch: `score_videos` over all the clips as one batch, as a gpu job scores (both trees
+must have it: from 82c4250 on), each tree with its own default batch size and decoders.
 
 Prints videos per second of each tree and the ratio now / before, then one JSON line.
 """
@@ -34,13 +37,22 @@ CHILD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import torch
-from media_pipeline.metrics.scoring import score_video
+from media_pipeline.metrics import scoring
 clips, sets, device = json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
-score_video(path=clips[0], metric_names=sets["all_weight_free"], device=device)  # warm-up
+
+
+def values_of(clips, names):
+    if sys.argv[5] == "batch":
+        requests = [scoring.VideoRequest(path=c, metric_names=names) for c in clips]
+        return [s.report.values for s in scoring.score_videos(requests, device=device)]
+    return [scoring.score_video(path=c, metric_names=names, device=device).values for c in clips]
+
+
+values_of(clips[:1], sets["all_weight_free"])  # warm-up
 runs = {}
 for label, names in sets.items():
     started = time.perf_counter()
-    values = [score_video(path=c, metric_names=names, device=device).values for c in clips]
+    values = values_of(clips, names)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     runs[label] = {"seconds": time.perf_counter() - started, "values": values}
@@ -48,11 +60,12 @@ print(json.dumps(runs))
 """
 
 
-def timed(tree: Path, clips: list[str], device: str) -> dict:
+def timed(tree: Path, clips: list[str], device: str, mode: str) -> dict:
     """{set: {seconds, values}} of one pass of each set over the clips, in a process that
-    imports the tree's media_pipeline."""
+    imports the tree's media_pipeline; mode: "batch" or "one_at_a_time"."""
+    arguments = [str(tree), json.dumps(clips), json.dumps(SETS), device, mode]
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), json.dumps(clips), json.dumps(SETS), device],
+        [sys.executable, "-c", CHILD, *arguments],
         capture_output=True,
         text=True,
     )
@@ -67,13 +80,16 @@ def main() -> None:
     parser.add_argument("--clips", type=Path, required=True, help="score DIR/*.mp4")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", action="store_true", help="score_videos, one batch")
     args = parser.parse_args()
+    mode = "batch" if args.batch else "one_at_a_time"
     clips = [str(c) for c in sorted(args.clips.glob("*.mp4"))]
     trees = {"before": args.before.resolve(), "now": HERE}
     figures: dict = {"device": args.device, "clips": len(clips), "repeats": args.repeats}
+    figures["mode"] = mode
     figures["clip_dir"] = args.clips.name
     runs = [
-        {name: timed(tree, clips, args.device) for name, tree in trees.items()}
+        {name: timed(tree, clips, args.device, mode) for name, tree in trees.items()}
         for _ in range(args.repeats)
     ]
     for label, names in SETS.items():
@@ -92,7 +108,7 @@ def main() -> None:
         gap = max(changes, key=changes.get)
         ratio = rates["now"] / rates["before"]
         print(
-            f"{args.clips.name} {label:16s} before {rates['before']:7.2f} videos/s | now "
+            f"{args.clips.name} {mode} {label:16s} before {rates['before']:7.2f} videos/s | now "
             f"{rates['now']:7.2f} videos/s | ratio {ratio:.2f} [{args.device}; largest "
             f"relative change of a value: {gap} {changes[gap]:.2e}]"
         )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The metric workers' checks on a CUDA machine, in one run: the metric tests on CUDA, then
-# bench/metrics.py, bench/metrics_profile.py (batch-size sweep and profile) and
-# bench/metrics_before_after.py at 512x288, 1280x720 and 1920x1080. Logs go to $OUT
+# bench/metrics.py, bench/metrics_before_after.py and bench/metrics_profile.py (batch-size
+# sweep and profile) at 512x288, 1280x720 and 1920x1080. Logs go to $OUT
 # (default /tmp/metrics_cuda). docs/admins.md ("Scoring speed") quotes its figures.
 #
 #   bench/metrics_cuda.sh
@@ -17,6 +17,10 @@ CLIPS=${CLIPS:-.devrun}
 BEFORE=${BEFORE:-.devrun/before}
 PY=${PYTHON:-python3}
 SIZES=${SIZES:-512x288 1280x720 1920x1080}
+PROFILE_SIZES=${PROFILE_SIZES:-$SIZES}
+BEFORE_SIZES=${BEFORE_SIZES:-$SIZES}
+BEFORE_ARGS=${BEFORE_ARGS:---repeats 2}  # add --batch to compare score_videos batches
+TESTS=${TESTS:-tests/media_pipeline/test_metrics_devices.py}
 DEVICE=${DEVICE:-cuda}
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
@@ -38,23 +42,22 @@ step() {  # step SECONDS LOG COMMAND...
     timeout "$limit" "$@" 2>&1 | tee -a "$OUT/$log"
 }
 
-step 90 tests.txt $PY -m pytest --noconftest -p no:django -p no:cacheprovider -q -rs \
-    tests/media_pipeline/test_metrics_devices.py
+step 90 tests.txt $PY -m pytest --noconftest -p no:django -p no:cacheprovider -q -rs $TESTS
 for size in $SIZES; do
     clips=()
     [ -d "$CLIPS/clips_$size" ] && clips=(--clips "$CLIPS/clips_$size")
     step 80 bench.txt $PY bench/metrics.py --device "$DEVICE" --size "$size" --repeats 3 "${clips[@]}"
 done
-for size in $SIZES; do
-    [ -d "$CLIPS/clips_$size" ] || continue
-    step 45 profile.txt $PY bench/metrics_profile.py --device "$DEVICE" --clips "$CLIPS/clips_$size" \
-        --batch-sizes "${BATCH_SIZES:-8,16,32,64,128}" --repeats 2 --out "$OUT/profile_tables.txt"
-done
 if [ -d "$BEFORE/media_pipeline" ]; then
-    for size in $SIZES; do
+    for size in $BEFORE_SIZES; do
         [ -d "$CLIPS/clips_$size" ] || continue
-        step 50 before_after.txt $PY bench/metrics_before_after.py --before "$BEFORE" \
-            --clips "$CLIPS/clips_$size" --device "$DEVICE" --repeats 2
+        step 60 before_after.txt $PY bench/metrics_before_after.py --before "$BEFORE" \
+            --clips "$CLIPS/clips_$size" --device "$DEVICE" $BEFORE_ARGS
     done
 fi
+for size in $PROFILE_SIZES; do
+    [ -d "$CLIPS/clips_$size" ] || continue
+    step 45 profile.txt $PY bench/metrics_profile.py --device "$DEVICE" --clips "$CLIPS/clips_$size" \
+        --batch-sizes "${BATCH_SIZES-8,16,32,64,128}" --repeats 2 --out "$OUT/profile_tables.txt"
+done
 grep -h "ratio\|passed\|failed" "$OUT"/*.txt | grep -v "^==\|^{" | cut -c1-240

@@ -1,8 +1,10 @@
 """Frames per batch: how many to start with on a device, and fewer once they do not fit.
 
-A CUDA worker starts from a share of the GPU's free memory (`batch_for_memory`); a batch
-that still runs out of memory (other passes, the models, fragmentation) is computed again
-in halves, and the halved size is kept for the rest of the video's pass (`FrameBatches`).
+On CUDA each video's batch is sized from its frame size and the GPU's free memory
+(`batch_for_memory`): about BATCH_PIXELS pixels, as far as a share of the free memory
+holds; a batch that still runs out of memory (other passes, the models, fragmentation) is
+computed again in halves, and the halved size is kept for the rest of the video's pass
+(`FrameBatches`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ logger = logging.getLogger(__name__)
 # On CPU a few frames keep every operation's data in the core's cache (bench/metrics.py:
 # 4 frames run the full set 1.9x faster than 32).
 CPU_BATCH_SIZE = 4
-# The content metrics' peak bytes per frame pixel, to be confirmed by bench/metrics.py's
-# peak GPU memory figure.
-BYTES_PER_PIXEL = 48
+# Device bytes per frame pixel at the content metrics' peak, with room to spare: every
+# weight-free metric at 1920x1080, batches of 32, four videos decoded side by side peaked
+# at 1,205 MiB on an H200, 19 bytes per pixel of a batch (bench/metrics.py).
+BYTES_PER_PIXEL = 32
+# Pixels per batch that keep a CUDA pass fed without holding a video's frames back: on an
+# H200 the best of 8-128 frames was 64 at 512x288, 8 at 1920x1080 (each chunk's metrics
+# wait for the whole chunk to decode), at 1280x720 all within 7%
+# (bench/metrics_profile.py).
+BATCH_PIXELS = 16 * 2**20
 # The share of the GPU's free memory a pass plans for: passes of videos decoded side by
 # side, the checkpoint models and the allocator's slack take the rest.
 FREE_MEMORY_SHARE = 0.25
@@ -28,14 +36,16 @@ MAX_CUDA_BATCH = 64
 
 
 def batch_for_memory(free_bytes: int, frame_pixels: int) -> int:
-    """Frames whose peak memory fits FREE_MEMORY_SHARE of `free_bytes`, in [1, MAX_CUDA_BATCH]."""
-    frames = int(FREE_MEMORY_SHARE * free_bytes // (BYTES_PER_PIXEL * frame_pixels))
-    return max(1, min(MAX_CUDA_BATCH, frames))
+    """Frames of `frame_pixels` pixels per CUDA batch: BATCH_PIXELS' worth, no more than
+    FREE_MEMORY_SHARE of `free_bytes` holds at BYTES_PER_PIXEL, in [1, MAX_CUDA_BATCH]."""
+    pixels = max(1, frame_pixels)
+    fits = int(FREE_MEMORY_SHARE * free_bytes // (BYTES_PER_PIXEL * pixels))
+    return max(1, min(MAX_CUDA_BATCH, fits, BATCH_PIXELS // pixels))
 
 
 def default_batch_size(device: str, *, frame_pixels: int = 1920 * 1080) -> int:
-    """Frames per batch on `device`: CPU_BATCH_SIZE on CPU; on CUDA what the GPU's free
-    memory holds of frames of `frame_pixels` pixels."""
+    """Frames per batch on `device`: CPU_BATCH_SIZE on CPU; on CUDA `batch_for_memory` of
+    the GPU's free memory for frames of `frame_pixels` pixels."""
     if not device.startswith("cuda"):
         return CPU_BATCH_SIZE
     free_bytes, _total = torch.cuda.mem_get_info(device)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from media_pipeline.metrics.batching import default_batch_size
+from media_pipeline.metrics.batching import batch_for_memory, default_batch_size
 from media_pipeline.metrics.checkpoints import load_group
 from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, cores, decode_videos
 from media_pipeline.metrics.registry import Metric, available_metrics, get_metric
@@ -146,13 +146,17 @@ def score_videos(
     is done. `decoders` threads (default `default_decoders()`) decode videos side by side,
     the cores shared out among them, ahead of the metrics; each decoded chunk is scored as
     it arrives. A video that cannot be decoded, or whose metrics fail, is yielded with its
-    error and the others go on.
+    error and the others go on. On CUDA without a `batch_size`, each video's batch is sized
+    from its frame size and the GPU's free memory (`batch_for_memory`).
 
     Raises KeyError for an unknown metric name (before anything is decoded).
     """
     device = pick_device(device)
     if device == "cpu":
         keep_freed_memory()
+    cuda, per_video = device.startswith("cuda"), None
+    if batch_size is None and cuda:  # set by each video's decoder once it is open
+        per_video = functools.partial(batch_for_memory, torch.cuda.mem_get_info(device)[0])
     batch_size = batch_size or default_batch_size(device)
     selections = [_select(request.metric_names) for request in requests]
     models = _Models(weights_dir=weights_dir, pins=weight_sha256, device=device)
@@ -165,7 +169,13 @@ def score_videos(
             outcomes[position] = ScoredVideo(request, report)
             continue
         plan = FramePlan.for_samplings(m.sampling for m in runnable)
-        stream = FrameStream(path=Path(request.path), plan=plan, chunk_size=batch_size)
+        stream = FrameStream(
+            path=Path(request.path),
+            plan=plan,
+            chunk_size=batch_size,
+            chunk_for_pixels=per_video,
+            pinned=cuda,
+        )
         metric_pass = VideoPass(
             metrics=runnable,
             scorers=models.scorers,
@@ -199,11 +209,14 @@ class _Video:
     unavailable: dict[str, str]
     metric_pass: VideoPass | None  # None once done
     decode_s: float = 0.0
+    sized: bool = False  # the pass's batch size taken from the stream's chunks
 
     def take(self, item, stream: FrameStream) -> ScoredVideo | None:
         """Feeds a decoded chunk to the metrics (None: not done yet), or at the video's end
         returns its outcome. A failure of its metrics is its outcome, logged; once done,
         its frames are let go and later chunks of it are not taken."""
+        if not self.sized:  # the decoder sized the chunks when it opened the video
+            self.metric_pass.batches.size, self.sized = stream.chunk_size, True
         try:
             if not isinstance(item, VideoEnd):
                 self.metric_pass.feed(item, uniform=stream.uniform)

@@ -105,9 +105,10 @@ class VideoPass:
             self._feed(decoded, uniform=uniform)
 
     def _feed(self, decoded: DecodedChunk, *, uniform: list[int]) -> None:
-        rgb = torch.from_numpy(decoded.rgb).to(self.device)
+        # from page-locked chunks on CUDA: queued behind the kernels, no wait here
+        rgb = decoded.rgb.to(self.device, non_blocking=True)
         if self.content_metrics:
-            luma = torch.from_numpy(decoded.luma).to(self.device)
+            luma = decoded.luma.to(self.device, non_blocking=True)
             self.features.feed(decoded, luma=luma, rgb=rgb)
         if "clip" in self.groups:
             rows = np.isin(decoded.rgb_index, uniform).nonzero()[0]

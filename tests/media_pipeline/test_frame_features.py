@@ -68,7 +68,7 @@ def chunk(first: int, luma: np.ndarray, luma_range=LIMITED_RANGE) -> DecodedChun
     index = np.arange(first, first + len(luma))
     sampled = index[index % 8 == 0]
     rgb = RNG.integers(0, 256, size=(len(sampled), 3, *luma.shape[1:]), dtype=np.uint8)
-    return DecodedChunk(index, luma, luma_range, sampled, rgb)
+    return DecodedChunk(index, torch.from_numpy(luma), luma_range, sampled, torch.from_numpy(rgb))
 
 
 def features_of(chunks, names, *, batch_size=3):
@@ -76,9 +76,7 @@ def features_of(chunks, names, *, batch_size=3):
     batches = FrameBatches(batch_size, "cpu")
     features = FrameFeatures(metrics, batches=batches, every_kth=8, clock=Clock("cpu"))
     for decoded in chunks:
-        features.feed(
-            decoded, luma=torch.from_numpy(decoded.luma), rgb=torch.from_numpy(decoded.rgb)
-        )
+        features.feed(decoded, luma=decoded.luma, rgb=decoded.rgb)
     features.flush()
     return {metric.name: features.values(metric) for metric in metrics}
 
@@ -125,5 +123,5 @@ def test_a_change_of_size_or_range_mid_stream_starts_a_new_batch():
         torch.from_numpy(second[8:9]), torch.from_numpy(second[7:8])
     )
     torch.testing.assert_close(values["ti"], ti)
-    colorfulness = [content.colorfulness(torch.from_numpy(c.rgb)) for c in chunks]
+    colorfulness = [content.colorfulness(c.rgb) for c in chunks]
     torch.testing.assert_close(values["colorfulness"], torch.cat(colorfulness))

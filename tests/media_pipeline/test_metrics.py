@@ -147,7 +147,7 @@ def test_uniform_indices_and_the_frames_one_pass_decodes(videos):
     expected = sorted({i for i in range(50) if i % 8 in (0, 7)} | {0, 7, 14, 21, 28, 35, 42, 49})
     assert decoded == expected and stream.frames_decoded == 50
     assert max(len(c.index) for c in chunks) == 4
-    assert chunks[0].luma.shape == (4, 72, 128) and chunks[0].luma.dtype == np.uint8
+    assert chunks[0].luma.shape == (4, 72, 128) and chunks[0].luma.dtype == torch.uint8
     assert all(c.luma_range == LIMITED_RANGE for c in chunks)
     # and no frame was converted to RGB: no metric of this plan reads colour
     assert all(c.rgb.shape == (0, 3, 72, 128) for c in chunks)

@@ -167,15 +167,17 @@ def test_a_model_batch_out_of_memory_is_computed_again_in_halves(
     assert [c for c in calls if c > 3] == failed
 
 
-def test_the_cuda_batch_is_what_a_quarter_of_the_free_memory_holds():
-    # a 1080p frame needs 48 * 2,073,600 = 99,532,800 bytes; a quarter of 8 GiB is
-    # 2,147,483,648 bytes: 21 frames
-    assert batch_for_memory(8 * GIB, FULL_HD) == 21
-    # a 720p frame: 48 * 921,600 = 44,236,800 bytes; a quarter of 1 GiB: 268,435,456: 6
-    assert batch_for_memory(GIB, 1280 * 720) == 6
-    sizes = [batch_for_memory(free * GIB, FULL_HD) for free in (0, 1, 2, 4, 8, 16, 80)]
-    assert sizes == sorted(sizes) and sizes[0] == 1 and sizes[-1] == MAX_CUDA_BATCH == 64
-    assert sizes[2] > sizes[1] > sizes[0]
+def test_the_cuda_batch_is_16_mebipixels_as_far_as_a_quarter_of_the_free_memory_holds():
+    # a 1080p frame: 32 * 2,073,600 = 66,355,200 bytes; a quarter of 1 GiB (268,435,456
+    # bytes) holds 4 of them, a quarter of 8 GiB 32, but 16 Mi pixels are 8 such frames
+    assert batch_for_memory(GIB, FULL_HD) == 4
+    assert batch_for_memory(8 * GIB, FULL_HD) == 8
+    # 720p: 8 GiB would hold 72 frames; 16,777,216 pixels are 18 frames of 921,600
+    assert batch_for_memory(8 * GIB, 1280 * 720) == 18
+    # 512x288: 113 frames' worth of pixels, capped
+    assert batch_for_memory(80 * GIB, 512 * 288) == MAX_CUDA_BATCH == 64
+    sizes = [batch_for_memory(free * 2**20, FULL_HD) for free in (0, 64, 256, 512, 1024, 2048)]
+    assert sizes == [1, 1, 1, 2, 4, 8]
 
 
 def test_the_default_batch_reads_the_devices_free_memory(monkeypatch):
@@ -184,11 +186,11 @@ def test_the_default_batch_reads_the_devices_free_memory(monkeypatch):
 
     def mem_get_info(device):
         asked.append(device)
-        return 8 * GIB, 80 * GIB
+        return GIB, 80 * GIB
 
     monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
     # when / then
-    assert default_batch_size("cuda:1") == 21
-    assert default_batch_size("cuda", frame_pixels=1280 * 720) == 48
+    assert default_batch_size("cuda:1") == 4
+    assert default_batch_size("cuda", frame_pixels=1280 * 720) == 9
     assert asked == ["cuda:1", "cuda"]
     assert default_batch_size("cpu") == 4

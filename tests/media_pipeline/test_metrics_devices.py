@@ -19,6 +19,8 @@ import torch
 from scipy import ndimage
 from siti_tools.siti import SiTiCalculator
 
+from media_pipeline.metrics.batching import BATCH_PIXELS, MAX_CUDA_BATCH
+from media_pipeline.metrics.decode import FramePlan, FrameStream
 from media_pipeline.metrics.registry import available_metrics
 from media_pipeline.metrics.scoring import VideoRequest, score_video, score_videos
 from tests.media_pipeline.metrics_fixtures import tiny_weights
@@ -118,6 +120,35 @@ def test_p910_si_and_ti_equal_siti_tools_decoding_the_file(clips, device):
     assert count == 50
     assert report.values["si_p910"] == pytest.approx(max(si), rel=1e-5)
     assert report.values["ti_p910"] == pytest.approx(max(ti), rel=1e-5)
+
+
+def test_a_stream_sizes_its_chunks_from_the_frame_size_once_the_video_is_open(clips):
+    asked: list[int] = []
+
+    def chunk_for_pixels(pixels: int) -> int:
+        asked.append(pixels)
+        return 7
+
+    plan = FramePlan(every_kth=0, all_frames=True, rgb_all=True)
+    stream = FrameStream(path=clips["small"], plan=plan, chunk_for_pixels=chunk_for_pixels)
+    chunks = list(stream)
+    assert asked == [128 * 72] and stream.chunk_size == 7
+    assert [len(c.index) for c in chunks] == [7] * 7 + [1]
+    assert not chunks[0].luma.is_pinned()
+
+
+@CUDA
+def test_on_cuda_chunks_are_page_locked_and_each_video_batched_by_its_frame_size(clips):
+    # given: memory enough that the pixels per batch, not the memory, set the size
+    assert torch.cuda.mem_get_info()[0] >= 4 * 2**30
+    plan = FramePlan(every_kth=0, all_frames=True, rgb_all=True)
+    chunk = next(iter(FrameStream(path=clips["small"], plan=plan, pinned=True)))
+    assert chunk.luma.is_pinned() and chunk.rgb.is_pinned()
+    # when
+    requests = [VideoRequest(path=path, metric_names=WEIGHT_FREE) for path in clips.values()]
+    sizes = [scored.report.batch_size for scored in score_videos(requests, device="cuda")]
+    # then: 128x72 frames up to the cap, 1080p ones 8 (16 Mi pixels)
+    assert sizes == [MAX_CUDA_BATCH, BATCH_PIXELS // (1920 * 1080)] == [64, 8]
 
 
 @CUDA
