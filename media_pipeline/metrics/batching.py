@@ -19,9 +19,10 @@ logger = logging.getLogger(__name__)
 # On CPU a few frames keep every operation's data in the core's cache (bench/metrics.py:
 # 4 frames run the full set 1.9x faster than 32).
 CPU_BATCH_SIZE = 4
-# Device bytes per frame pixel at the content metrics' peak, with room to spare: every
-# weight-free metric at 1920x1080, batches of 32, four videos decoded side by side peaked
-# at 1,205 MiB on an H200, 19 bytes per pixel of a batch (bench/metrics.py).
+# Device bytes per pixel of a batch at the content metrics' peak: every weight-free metric
+# at 1920x1080, four videos decoded side by side, peaked at 19 bytes per batch pixel in
+# batches of 32 and 29 in batches of 8 on an H200 (bench/metrics.py); the quarter of the
+# free memory leaves the rest of the room.
 BYTES_PER_PIXEL = 32
 # Pixels per batch that keep a CUDA pass fed without holding a video's frames back: on an
 # H200 the best of 8-128 frames was 64 at 512x288, 8 at 1920x1080 (each chunk's metrics
