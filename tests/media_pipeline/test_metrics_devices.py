@@ -140,7 +140,8 @@ def test_a_stream_sizes_its_chunks_from_the_frame_size_once_the_video_is_open(cl
 @CUDA
 def test_on_cuda_chunks_are_page_locked_and_each_video_batched_by_its_frame_size(clips):
     # given: memory enough that the pixels per batch, not the memory, set the size
-    assert torch.cuda.mem_get_info()[0] >= 4 * 2**30
+    if torch.cuda.mem_get_info()[0] < 4 * 2**30:
+        pytest.skip("under 4 GiB of free GPU memory: the memory would set the batch")
     plan = FramePlan(every_kth=0, all_frames=True, rgb_all=True)
     chunk = next(iter(FrameStream(path=clips["small"], plan=plan, pinned=True)))
     assert chunk.luma.is_pinned() and chunk.rgb.is_pinned()
