@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from media_pipeline.metrics.batching import batch_for_memory, default_batch_size
+from media_pipeline.metrics.batching import FrameBatches, batch_for_memory, default_batch_size
 from media_pipeline.metrics.checkpoints import load_group
 from media_pipeline.metrics.decode import FramePlan, FrameStream, VideoEnd, cores, decode_videos
 from media_pipeline.metrics.registry import Metric, available_metrics, get_metric
@@ -154,9 +154,8 @@ def score_videos(
     device = pick_device(device)
     if device == "cpu":
         keep_freed_memory()
-    cuda, per_video = device.startswith("cuda"), None
-    if batch_size is None and cuda:  # set by each video's decoder once it is open
-        per_video = functools.partial(batch_for_memory, torch.cuda.mem_get_info(device)[0])
+    cuda = device.startswith("cuda")
+    free_memory = torch.cuda.mem_get_info(device)[0] if batch_size is None and cuda else None
     batch_size = batch_size or default_batch_size(device)
     selections = [_select(request.metric_names) for request in requests]
     models = _Models(weights_dir=weights_dir, pins=weight_sha256, device=device)
@@ -169,13 +168,6 @@ def score_videos(
             outcomes[position] = ScoredVideo(request, report)
             continue
         plan = FramePlan.for_samplings(m.sampling for m in runnable)
-        stream = FrameStream(
-            path=Path(request.path),
-            plan=plan,
-            chunk_size=batch_size,
-            chunk_for_pixels=per_video,
-            pinned=cuda,
-        )
         metric_pass = VideoPass(
             metrics=runnable,
             scorers=models.scorers,
@@ -183,6 +175,16 @@ def score_videos(
             device=device,
             batch_size=batch_size,
             every_kth=plan.every_kth,
+        )
+        sizing = None
+        if free_memory is not None:
+            sizing = functools.partial(size_for_frame, metric_pass.batches, free_memory)
+        stream = FrameStream(
+            path=Path(request.path),
+            plan=plan,
+            chunk_size=batch_size,
+            chunk_for_pixels=sizing,
+            pinned=cuda,
         )
         videos[stream] = _Video(position, request, unavailable, metric_pass)
     events = decode_videos(list(videos), decoders=decoders or default_decoders())
@@ -200,6 +202,14 @@ def score_videos(
         events.close()  # stops the decoder threads when the caller breaks off
 
 
+def size_for_frame(batches: FrameBatches, free_bytes: int, pixels: int) -> int:
+    """Sets a video's batch from its frame size (`batch_for_memory`) and returns it as the
+    stream's chunk size: called by the video's decoder once the video is open, before its
+    first chunk reaches the metrics."""
+    batches.size = batch_for_memory(free_bytes, pixels)
+    return batches.size
+
+
 @dataclass
 class _Video:
     """One request of a batch while it is being scored."""
@@ -209,14 +219,11 @@ class _Video:
     unavailable: dict[str, str]
     metric_pass: VideoPass | None  # None once done
     decode_s: float = 0.0
-    sized: bool = False  # the pass's batch size taken from the stream's chunks
 
     def take(self, item, stream: FrameStream) -> ScoredVideo | None:
         """Feeds a decoded chunk to the metrics (None: not done yet), or at the video's end
         returns its outcome. A failure of its metrics is its outcome, logged; once done,
         its frames are let go and later chunks of it are not taken."""
-        if not self.sized:  # the decoder sized the chunks when it opened the video
-            self.metric_pass.batches.size, self.sized = stream.chunk_size, True
         try:
             if not isinstance(item, VideoEnd):
                 self.metric_pass.feed(item, uniform=stream.uniform)

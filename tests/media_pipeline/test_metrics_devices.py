@@ -10,6 +10,7 @@ itself, transformers' own models on the same pixels, and on CUDA the CPU's resul
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import av
@@ -19,10 +20,15 @@ import torch
 from scipy import ndimage
 from siti_tools.siti import SiTiCalculator
 
-from media_pipeline.metrics.batching import BATCH_PIXELS, MAX_CUDA_BATCH
+from media_pipeline.metrics.batching import BATCH_PIXELS, MAX_CUDA_BATCH, FrameBatches
 from media_pipeline.metrics.decode import FramePlan, FrameStream
 from media_pipeline.metrics.registry import available_metrics
-from media_pipeline.metrics.scoring import VideoRequest, score_video, score_videos
+from media_pipeline.metrics.scoring import (
+    VideoRequest,
+    score_video,
+    score_videos,
+    size_for_frame,
+)
 from tests.media_pipeline.metrics_fixtures import tiny_weights
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
@@ -135,6 +141,19 @@ def test_a_stream_sizes_its_chunks_from_the_frame_size_once_the_video_is_open(cl
     assert asked == [128 * 72] and stream.chunk_size == 7
     assert [len(c.index) for c in chunks] == [7] * 7 + [1]
     assert not chunks[0].luma.is_pinned()
+
+
+def test_the_decoder_sizes_the_videos_batch_from_its_frames_and_the_free_memory(clips):
+    # given: a quarter of 1 GiB holds 4 1920x1080 frames at 32 bytes a pixel
+    batches = FrameBatches(32, "cuda")
+    plan = FramePlan(every_kth=0, all_frames=True, rgb_all=True)
+    sizing = functools.partial(size_for_frame, batches, 2**30)
+    stream = FrameStream(path=clips["full_hd"], plan=plan, chunk_size=32, chunk_for_pixels=sizing)
+    # when
+    chunks = list(stream)
+    # then: the metrics' batches and the decoder's chunks, 10 frames in all
+    assert batches.size == stream.chunk_size == 4
+    assert [len(c.index) for c in chunks] == [4, 4, 2]
 
 
 @CUDA
