@@ -9,6 +9,7 @@ from pathlib import Path
 from django import forms
 from django.contrib import admin
 from django.utils.html import format_html_join
+from django.utils.text import Truncator
 
 from annotation.admin.frozen import FrozenOnceAnswered
 from annotation.designs.questionnaire import CHECKS, questions_forget
@@ -29,6 +30,8 @@ from annotation.services.question_sets import (
     question_set_from,
     read_question_set,
 )
+
+NOTE_PREVIEW_CHARS = 60  # of an expert label's note in the admin's list
 
 
 class QuestionnaireSettingsForm(forms.ModelForm):
@@ -288,12 +291,12 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     an answer's JSON form: a number, a level or "invalid", a list of tag values, a text."""
 
     form = ExpertLabelForm
-    list_display = ("stimulus", "role", "dimension", "value", "note")
+    list_display = ("stimulus", "role", "dimension", "value", "note_start")
     list_filter = ("stimulus__study", "stimulus__role")
     search_fields = ("stimulus__public_id", "stimulus__original_name", "dimension__key")
     raw_id_fields = ("stimulus",)
     list_select_related = ("stimulus", "dimension__study")
-    fields = ("stimulus", "dimension", "value", "note")
+    fields = ("stimulus", "dimension", "value", "note_start")
     # A new label for a study with answers is refused by the form.
     frozen_because = "its qualification and golden gates were decided on the experts' answers."
 
@@ -303,6 +306,12 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     @admin.display(ordering="stimulus__role")
     def role(self, obj):
         return obj.stimulus.get_role_display()
+
+    @admin.display(description="note")
+    def note_start(self, obj):
+        """The note's first words: a long explanation would make each row tall (the
+        whole note is on the label's page)."""
+        return Truncator(obj.note).chars(NOTE_PREVIEW_CHARS)
 
 
 @admin.register(BatchAudit)

@@ -392,3 +392,16 @@ def test_an_experts_answer_is_checked_against_its_question(superuser):
     assert label.value == ["hard_light", "soft_light"]
     assert superuser.get("/admin/annotation/expertlabel/").status_code == 200
     del tiny
+
+
+def test_the_expert_labels_list_shows_the_start_of_a_long_note(superuser):
+    tiny = tiny_questionnaire_study(stimuli=0)
+    label = ExpertLabel.objects.filter(dimension__key="light").first()
+    label.note = "soft window light from the left " * 10 + "END-OF-NOTE"
+    label.save(update_fields=["note"])
+    body = superuser.get("/admin/annotation/expertlabel/").content.decode()
+    assert "soft window light from the left" in body
+    assert "END-OF-NOTE" not in body
+    change = superuser.get(f"/admin/annotation/expertlabel/{label.pk}/change/").content.decode()
+    assert "END-OF-NOTE" in change
+    del tiny
