@@ -296,7 +296,7 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     search_fields = ("stimulus__public_id", "stimulus__original_name", "dimension__key")
     raw_id_fields = ("stimulus",)
     list_select_related = ("stimulus", "dimension__study")
-    fields = ("stimulus", "dimension", "value", "note_start")
+    fields = ("stimulus", "dimension", "value", "note")
     # A new label for a study with answers is refused by the form.
     frozen_because = "its qualification and golden gates were decided on the experts' answers."
 
