@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from annotation.errors import ValidationFailed
+
 if TYPE_CHECKING:
     from annotation.models import Stimulus
 
@@ -24,6 +26,15 @@ class Values(Protocol):
 
     def canonical(self) -> dict:
         """The values as plain JSON data: what the digest of a repeat is taken over."""
+
+
+def refuse_nul(text: str, *, what: str) -> None:
+    """Raise ValidationFailed naming ``what`` when ``text`` holds a NUL character.
+
+    PostgreSQL stores no NUL in a text (nor in JSON): such a text is refused with a
+    message rather than failing to store (a 500, which a page retries forever)."""
+    if "\x00" in text:
+        raise ValidationFailed(f"{what} holds a NUL character, which a text cannot hold")
 
 
 def values_digest(canonical: dict) -> str:

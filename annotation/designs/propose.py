@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.designs.base import Design
+from annotation.designs.base import Design, refuse_nul
 from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
     SEGMENT_COLUMNS,
@@ -226,6 +226,7 @@ def _check_proposal(data: dict, study) -> Proposed:
     other = data.get("other_action", "")
     if not isinstance(other, str) or len(other) > OTHER_LIMIT:
         raise ValidationFailed(f"'other_action' is a text of at most {OTHER_LIMIT} characters")
+    refuse_nul(other, what="'other_action'")
     raw_flags = data.get("flags", {})
     if not isinstance(raw_flags, dict) or set(raw_flags) - set(FLAGS):
         raise ValidationFailed(f"'flags' may hold {', '.join(FLAGS)} (true or false)")
@@ -254,15 +255,22 @@ def _candidates(item: Item) -> list[int]:
 
 def _check_verdicts(data: dict, item: Item | None) -> Verified:
     raw = data.get("verdicts")
+    refusal = ValidationFailed("'verdicts' must map each candidate's action id to true or false")
     if not isinstance(raw, dict):
-        raise ValidationFailed("'verdicts' must map each candidate's action id to true or false")
+        raise refusal
     verdicts = {}
     for key, value in raw.items():
-        if not str(key).isdigit() or not isinstance(value, bool):
-            raise ValidationFailed(
-                "'verdicts' must map each candidate's action id to true or false"
-            )
-        verdicts[int(key)] = value
+        # ASCII digits, a bigint's worth: isdigit() alone lets by "²" and 5,000 digits,
+        # on which int() fails, and "١٢", which int() reads as 12
+        text = str(key)
+        if not (text.isascii() and text.isdigit() and len(text) <= 18):
+            raise refusal
+        if not isinstance(value, bool):
+            raise refusal
+        action = int(text)
+        if action in verdicts:  # "012" and "12"
+            raise ValidationFailed(f"'verdicts' names an action twice: {action}")
+        verdicts[action] = value
     if item is not None:
         candidates = set(_candidates(item))
         if set(verdicts) - candidates:

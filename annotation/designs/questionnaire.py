@@ -26,6 +26,7 @@ from annotation.designs.base import (
     QualificationScore,
     mean_gate,
     mean_qualification,
+    refuse_nul,
 )
 from annotation.designs.slider import build_items, layout, number_on_scale
 from annotation.errors import ValidationFailed
@@ -170,6 +171,7 @@ def _comment(question: Question, value: object) -> str:
         raise ValidationFailed(f"'{question.dimension.key}' needs a text")
     if len(value) > TEXT_LIMIT:
         raise ValidationFailed(f"'{question.dimension.key}' is longer than {TEXT_LIMIT} characters")
+    refuse_nul(value, what=f"'{question.dimension.key}'")
     return value.strip()
 
 

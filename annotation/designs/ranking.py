@@ -20,6 +20,7 @@ item's criterion, tied places only where the study allows them.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 
 from annotation.designs.base import Design, Gate, QualificationScore, shuffled
@@ -149,7 +150,11 @@ def check_values(*, data: dict, item: Item | None, study) -> Ranking:
     if not isinstance(played, list) or not all(isinstance(i, str) for i in played):
         raise ValidationFailed("'played' must list the ids of the videos played to the end")
     placed = [video for place in places for video in place]
-    twice = sorted({video for video in placed if placed.count(video) > 1})
+    if len(placed) > MAX_VIDEOS:  # refused before any work that grows with its length
+        raise ValidationFailed(
+            f"'ranking' places {len(placed)} videos: an item shows at most {MAX_VIDEOS}"
+        )
+    twice = sorted(video for video, count in Counter(placed).items() if count > 1)
     if twice:
         raise ValidationFailed(f"'ranking' places a video more than once: {twice[0]}")
     if any(len(place) > 1 for place in places) and not settings_of(study).ties_allowed:
@@ -160,6 +165,8 @@ def check_values(*, data: dict, item: Item | None, study) -> Ranking:
             raise ValidationFailed("'ranking' names a video that this item does not show")
         if left_out := len(shown - set(placed)):
             raise ValidationFailed(f"'ranking' leaves {left_out} video(s) out: place every one")
+        if set(played) - shown:
+            raise ValidationFailed("'played' names a video that this item does not show")
         if unplayed := len(shown - set(played)):
             raise ValidationFailed(
                 f"{unplayed} video(s) not played yet: play every video before ranking"

@@ -25,6 +25,7 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.designs.base import refuse_nul
 from annotation.designs.questionnaire import settings_of
 from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import Assignment, BatchAudit, Item, Payment, SessionItem
@@ -108,6 +109,7 @@ def _findings(audit: BatchAudit, findings: dict) -> list[dict]:
         note = entry.get("note") or ""
         if not isinstance(note, str) or len(note) > NOTE_LIMIT:
             raise ValidationFailed(f"a note is a text of at most {NOTE_LIMIT} characters")
+        refuse_nul(note, what="a note")
         checked.append({"item": item_id, "wrong": entry["wrong"], "note": note.strip()})
     extra = {str(key) for key in findings} - {str(item_id) for item_id in audit.sample}
     if extra:
@@ -134,6 +136,7 @@ def audit_decide(*, audit: BatchAudit, findings: dict, reason: str = "", by) -> 
             extra={"state": assignment.state},
         )
     checked = _findings(audit, findings)
+    refuse_nul(reason or "", what="the reason")
     wrong = sum(entry["wrong"] for entry in checked)
     accepted = wrong <= audit.acceptance_number
     reason = (reason or "").strip()[:NOTE_LIMIT]

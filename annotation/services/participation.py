@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.designs.base import refuse_nul
 from annotation.errors import NotFound, PermissionDenied, StudyNotRunning, ValidationFailed
 from annotation.models import Participation, Rater, Stimulus, Study
 
@@ -164,6 +165,8 @@ def participation_consent(*, participation: Participation, data: object) -> Part
         _pixels(data, "viewport_width", required=True),
         _pixels(data, "viewport_height", required=True),
     )
+    user_agent = str(data.get("user_agent", ""))[:400]
+    refuse_nul(user_agent, what="'user_agent'")
     study = participation.study
     if viewport[0] < study.min_viewport_width or viewport[1] < study.min_viewport_height:
         raise ValidationFailed(
@@ -178,7 +181,7 @@ def participation_consent(*, participation: Participation, data: object) -> Part
         "pixel_ratio": _pixel_ratio(data),
         "screen_width": _pixels(data, "screen_width", required=False),
         "screen_height": _pixels(data, "screen_height", required=False),
-        "user_agent": str(data.get("user_agent", ""))[:400],
+        "user_agent": user_agent,
     }
     if participation.consent_at is None:
         participation.consent_at = timezone.now()
