@@ -7,7 +7,8 @@ tags questions with 8 and 6 tags), 900,000 answers for N = 60,000.
 - ours: the whole command, in-process (``quality.cli.main(["labels", CSV, "--out",
   DIR])``): reading the CSV, checking it, the labels, alpha per question and per tag,
   rater agreement, and writing labels.csv and summary.json. Also, as a second figure,
-  ``analyse`` alone on the answers already read into memory (the web service's path).
+  ``analyse`` alone on the answers already read into memory as text (the web
+  service's path).
 - baseline: crowd-kit on the same answers already in memory and already in its input
   format (tags as lists; that preparation and reading the CSV are not timed):
   ``MajorityVote`` per ordinal question (abstentions left out), ``BinaryRelevance(
@@ -47,7 +48,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from quality.cli import main as quality_main  # noqa: E402
-from quality.stats.labels import LabelSettings, analyse, read_answers_csv  # noqa: E402
+from quality.stats.labels import (  # noqa: E402
+    ANSWER_COLUMNS,
+    LabelSettings,
+    analyse,
+    read_answers_csv,
+)
 
 SCORE_QUESTIONS = ("aesthetic_score",)
 ORDINAL_QUESTIONS = ("motion_quality", "prompt_alignment")
@@ -210,7 +216,9 @@ def main() -> None:
         csv = Path(folder) / "answers.csv"
         answers.to_csv(csv, index=False)
         inputs = crowdkit_inputs(answers)
-        in_memory = read_answers_csv(path=csv)
+        # As text, the way the web service passes its answers (read_answers_csv gives
+        # categoricals, which analyse numbers faster).
+        in_memory = read_answers_csv(path=csv).astype({column: "str" for column in ANSWER_COLUMNS})
         out = Path(folder) / "out"
         # Imports (crowd-kit pulls in scikit-learn) and first calls outside the timings.
         run_ours(csv, Path(folder) / "warm")

@@ -74,13 +74,16 @@ def value_text(labels) -> np.ndarray:
 
     Its cells are of mixed types (float means, int or float levels, tag text), which
     hashing cannot tell apart (a level 3 and a mean 3.0 are one key), so the means are
-    formatted on their own, and the rest, where no two types share a value (a whole
-    level is an int), per distinct value."""
+    formatted on their own (per distinct bit pattern, so ``-0.0`` stays ``-0.0``), and
+    the rest, where no two types share a value (a whole level is an int), per distinct
+    value."""
     value = labels["value"].to_numpy(dtype=object)
     score = (labels["kind"] == "score").to_numpy()
     text = np.full(value.size, None, dtype=object)
     means = np.array(value[score], dtype=np.float64)  # None (no mean) becomes NaN
-    text[score] = np.where(np.isnan(means), None, means.astype(str))
+    codes, uniques = pd.factorize(means.view(np.int64))
+    distinct = uniques.view(np.float64)
+    text[score] = np.where(np.isnan(distinct), None, distinct.astype(str))[codes]
     codes, uniques = pd.factorize(value[~score])  # None: code -1
     names = [str(v) for v in uniques.tolist()] + [None]
     text[~score] = np.array(names, dtype=object)[codes]

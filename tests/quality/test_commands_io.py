@@ -94,3 +94,17 @@ def test_selected_columns_empty_frames_and_a_single_column_of_empty_cells():
     # a header that needs quotes (headers are names the command chose, not made safe)
     named = pd.DataFrame({"x,y": [1], 'say "z"': [2]})
     assert csv_text(named) == oracle(named) == '"x,y","say ""z"""\n1,2\n'
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "category"])
+def test_text_that_needs_a_quote_or_csv_quoting_is_written_as_pandas_writes_it(dtype):
+    # given: many plain texts and, among them, the few that need care (formatted
+    # apart from the rest), as object, pyarrow-backed and categorical columns
+    plain = [f"item{i:04d}" for i in range(500)]
+    texts = np.array(plain + AWKWARD_TEXT + [None], dtype=object)
+    rng = np.random.default_rng(1)
+    column = pd.Series(rng.choice(texts, 2000), dtype=dtype)
+    frame = pd.DataFrame({"text": column, "n": np.arange(2000)})
+    # when / then
+    assert csv_text(frame) == oracle(frame)
+    assert csv_text(frame[["text"]]) == oracle(frame[["text"]])

@@ -1,5 +1,6 @@
 """Questionnaire answers: what is accepted, how it is encoded, and the errors naming lines."""
 
+import json
 import re
 
 import numpy as np
@@ -149,9 +150,66 @@ def test_missing_columns_are_named():
         encode_answers(answers=pd.DataFrame({"rater_id": [], "item_id": [], "question": []}))
 
 
+def categorical(answers: pd.DataFrame, *, unused: str = "zz") -> pd.DataFrame:
+    """``answers`` with every text column categorical, categories in reverse sorted
+    order plus one no row uses (unlike text, whose codes follow the values)."""
+    answers = answers.copy()
+    for name in ANSWER_COLUMNS:
+        categories = sorted(set(answers[name]) | {unused}, reverse=True)
+        answers[name] = pd.Categorical(answers[name], categories=categories)
+    return answers
+
+
+def test_categorical_answers_are_encoded_as_their_text_is():
+    # given: the answers as text and as categoricals (read_answers_csv gives these)
+    answers = frame(
+        [
+            ("r2", "v2", "motion", "ordinal", "3"),
+            ("r1", "v1", "aesthetic", "score", "7.5"),
+            ("r1", "v2", "motion", "ordinal", "invalid"),
+            ("r2", "v1", "style", "tags", " noir |anime|noir"),
+            ("r3", "v10", "aesthetic", "score", "2"),
+        ]
+    )
+    # when
+    text, coded = encode_answers(answers=answers), encode_answers(answers=categorical(answers))
+    # then: ids in sorted order, questions in order of appearance, the unused left out
+    for name in ("raters", "items", "questions", "tags"):
+        pd.testing.assert_index_equal(getattr(coded, name), getattr(text, name))
+    for name in ("rater", "item", "question", "number", "invalid", "tag_row", "tag", "unit"):
+        np.testing.assert_array_equal(getattr(coded, name), getattr(text, name))
+
+
+def test_categorical_answers_give_the_same_result_and_errors_as_text():
+    # given
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"r{rater}", f"v{item}", question, kind, answer)
+        for item in range(30)
+        for rater in rng.choice(9, size=3, replace=False)
+        for question, kind, answer in [
+            ("q", "ordinal", str(rng.choice(["1", "2", "3", "invalid"]))),
+            ("s", "score", str(rng.integers(1, 6))),
+            ("t", "tags", str(rng.choice(["", "a", "a|b", "b"]))),
+        ]
+    ]
+    answers = frame(rows).sample(frac=1.0, random_state=4)  # rows in any order
+    # when
+    text = analyse(answers=answers, settings=LabelSettings())
+    coded = analyse(answers=categorical(answers), settings=LabelSettings())
+    # then
+    pd.testing.assert_frame_equal(coded.labels, text.labels)
+    assert json.dumps(coded.summary_dict()) == json.dumps(text.summary_dict())  # NaN too
+    # then: the messages name the same line and value
+    bad = frame([("a", "v", "q", "score", "1"), ("b", "v", "q", "score", "x")])
+    with pytest.raises(LabelsError, match="^line 3: score 'x' is not a finite number"):
+        encode_answers(answers=categorical(bad))
+
+
 def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path):
-    # given: the same answers, once plain (pyarrow's parser) and once with blank lines
-    # (pandas' parser keeps them as rows so that lines are counted)
+    # given: the same answers, once plain and once with blank lines (kept as rows so
+    # that lines are counted), both read by pyarrow's parser, and once with a short
+    # row too, which only pandas' parser reads
     from quality.stats.labels import read_answers_csv
 
     header = "rater_id,item_id,question,kind,answer\n"
@@ -159,9 +217,12 @@ def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path):
     plain, spaced = tmp_path / "plain.csv", tmp_path / "spaced.csv"
     plain.write_text(header + "".join(body))
     spaced.write_text(header + "\n" + body[0] + "\n\n" + body[1] + ",,,,\n" + body[2])
+    short = tmp_path / "short.csv"
+    short.write_text(header + "\n" + body[0] + "\n\n" + "b,007,q,tags\n" + ",,,,\n" + body[2])
     # when
     first = read_answers_csv(path=plain)
     second = read_answers_csv(path=spaced)
+    third = read_answers_csv(path=short)
     # then: text kept as written, spreadsheet quotes removed, empty answers empty
     assert first.drop(columns="line").values.tolist() == [
         ["a", "007", "q", "score", "1"],
@@ -169,7 +230,27 @@ def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path):
         ["@c", "007", "q", "tags", "-x|y"],
     ]
     assert first["line"].tolist() == [2, 3, 4]
-    pd.testing.assert_frame_equal(
-        first.drop(columns="line"), second.drop(columns="line"), check_dtype=False
+    # (pyarrow's parser gives categoricals, pandas' text: the same text either way)
+    assert isinstance(first["answer"].dtype, pd.CategoricalDtype)
+    assert not isinstance(third["answer"].dtype, pd.CategoricalDtype)
+    for other in (second, third):
+        pd.testing.assert_frame_equal(
+            first.drop(columns="line").astype(str), other.drop(columns="line").astype(str)
+        )
+        assert other["line"].tolist() == [3, 6, 8]
+
+
+def test_read_answers_csv_unquotes_categories_and_merges_what_becomes_one(tmp_path):
+    # given: a question once exported with the spreadsheet quote and once without
+    from quality.stats.labels import read_answers_csv
+
+    path = tmp_path / "a.csv"
+    path.write_text(
+        "rater_id,item_id,question,kind,answer\na,v,'=q,score,1\nb,v,=q,score,2\nc,v,'x,score,3\n"
     )
-    assert second["line"].tolist() == [3, 6, 8]
+    # when
+    answers = read_answers_csv(path=path)
+    # then: one question "=q" ("'x" is not a quoted formula and stays)
+    assert answers["question"].tolist() == ["=q", "=q", "'x"]
+    assert list(answers["question"].cat.categories) == ["=q", "'x"]
+    assert list(encode_answers(answers=answers).questions) == ["=q", "'x"]

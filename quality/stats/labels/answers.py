@@ -86,8 +86,39 @@ class AnswerTable:
         return self.question_kind[self.question]
 
 
+def _text(answers: pd.DataFrame, name: str) -> pd.Series:
+    """The column as text (``text_column``); a categorical of text without missing
+    values (``read_answers_csv``'s) as it is, for ``_codes`` to number by its codes."""
+    column = answers[name]
+    if (
+        isinstance(column.dtype, pd.CategoricalDtype)
+        and pd.api.types.infer_dtype(column.cat.categories) in ("string", "empty")
+        and not column.hasnans
+    ):
+        return column
+    return text_column(answers, name)
+
+
 def _codes(column: pd.Series, *, sort: bool) -> tuple[np.ndarray, pd.Index]:
+    """Each row's code into the column's distinct values, and those values: sorted, or
+    in order of first appearance."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return _category_codes(column, sort=sort)
     codes, uniques = pd.factorize(column, sort=sort)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques, dtype=object)
+
+
+def _category_codes(column: pd.Series, *, sort: bool) -> tuple[np.ndarray, pd.Index]:
+    """``_codes`` of a categorical column without missing values, from its codes: only
+    the categories used, in order of first appearance, then (when asked) sorted by
+    value, as ``pd.factorize`` of the text would number them."""
+    codes, used = pd.factorize(column.cat.codes.to_numpy(), sort=False)
+    uniques = column.cat.categories[used]
+    if sort:
+        order = uniques.argsort()
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        codes, uniques = rank[codes], uniques[order]
     return codes.astype(np.int64, copy=False), pd.Index(uniques, dtype=object)
 
 
@@ -165,7 +196,10 @@ def _units(
     answered a unit twice."""
     n_keys = (int(item.max(initial=0)) + 1) * n_questions
     keys, unit = key_codes(item * np.int64(n_questions) + question, n_keys=n_keys)
-    if pd.Index(unit * np.int64(n_raters) + rater).has_duplicates:  # hashing, no sort
+    answer_keys = unit * np.int64(n_raters) + rater
+    if keys.size * n_raters <= np.iinfo(np.int32).max:
+        answer_keys = answer_keys.astype(np.int32)  # hashes in half the time
+    if pd.Index(answer_keys).has_duplicates:  # hashing, no sort
         return None
     return unit, keys // n_questions, keys % n_questions
 
@@ -180,7 +214,7 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
     """
     check_columns(answers, ANSWER_COLUMNS, what="answers")
     line = line_numbers(answers)
-    texts = {name: text_column(answers, name) for name in ANSWER_COLUMNS}
+    texts = {name: _text(answers, name) for name in ANSWER_COLUMNS}
     check_not_empty({n: texts[n] for n in ("rater_id", "item_id", "question", "kind")}, line)
     rater, raters = _codes(texts["rater_id"], sort=True)
     item, items = _codes(texts["item_id"], sort=True)
