@@ -31,7 +31,7 @@ from annotation.services.question_sets import (
     read_question_set,
 )
 
-NOTE_PREVIEW_CHARS = 60  # of an expert label's note in the admin's list
+NOTE_PREVIEW_CHARS = 40  # of an expert label's note in the admin's list
 
 
 class QuestionnaireSettingsForm(forms.ModelForm):
@@ -291,7 +291,7 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     an answer's JSON form: a number, a level or "invalid", a list of tag values, a text."""
 
     form = ExpertLabelForm
-    list_display = ("stimulus", "role", "dimension", "value", "note_start")
+    list_display = ("stimulus", "role", "question", "value", "note_start")
     list_filter = ("stimulus__study", "stimulus__role")
     search_fields = ("stimulus__public_id", "stimulus__original_name", "dimension__key")
     raw_id_fields = ("stimulus",)
@@ -300,12 +300,20 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     # A new label for a study with answers is refused by the form.
     frozen_because = "its qualification and golden gates were decided on the experts' answers."
 
+    class Media:
+        css = {"all": ("frontend/admin.css",)}
+
     def study_id_of(self, obj) -> int:
         return obj.stimulus.study_id
 
     @admin.display(ordering="stimulus__role")
     def role(self, obj):
         return obj.stimulus.get_role_display()
+
+    @admin.display(ordering="dimension__key")
+    def question(self, obj):
+        """The question's key (the study is in the filter; its slug made the column wide)."""
+        return obj.dimension.key
 
     @admin.display(description="note")
     def note_start(self, obj):
