@@ -10,13 +10,17 @@ against the fixed designs it would replace, all in the same run.
    target every adaptive rule must reach with its own (valid) interval. Reported per
    rule: ratings used vs 35, coverage of the true per-video mean at the stop, the share
    that reached the target before the cap, and the Z-scored MOS (per-rater z, then the
-   mean, as GAIA) against the truth (SRCC; RMSE after a least-squares line onto the truth)
-   beside a fixed design spending the same budget evenly (``even_at_budget``). Rules:
+   mean, as GAIA) and the plain MOS (the mean of the raw scores) against the truth (SRCC;
+   RMSE after a least-squares line onto the truth), each beside a fixed design spending
+   the same budget evenly (``even_at_budget``). Rules:
    the anytime betting sequence, group-sequential looks (O'Brien-Fleming and Pocock
    spending), Stein's two-stage plan (first stage of 15 ratings) and the naive
    t-interval looked at after every rating (not valid: the under-coverage it shows is
-   the point). Then the same on one dimension (1b), where each interval's own data
-   decide its stop.
+   the point). Sessions of 10 videos. Then the same on one dimension (1b), where each
+   interval's own data decide its stop, and (1c) the two-stage plan at sessions of 10,
+   50 and 300 videos (GAIA's) over repeated studies: its coverage, and its Z-scored MOS
+   against the even design's at equal budget (per-session z-scoring costs adaptive
+   collection accuracy when sessions are short: ``zmos_by_session_size``).
 2. The three public sets, each video's ratings resampled: the same saving and coverage
    figures, the fixed design being the set's own ratings per video (median).
 3. Paired comparison (10-30 conditions, 20 % ties, Thurstone with a tie band): judgments
@@ -80,7 +84,8 @@ DATASETS = {
 FIXED = 35
 FIRST_STAGE = 15  # Stein's first stage (the two-stage plan's min_ratings)
 SD_RANGE = (8.0, 25.0)  # GAIA's per-video SD on the 0-100 slider
-SESSION = 10  # videos per rater session
+SESSION = 10  # videos per rater session (short: the hard case for per-session z-scoring)
+SESSION_SIZES = (10, 50, 300)  # part 1c: the same against the session's size (GAIA: 300)
 CONCURRENT = 20  # sessions served between two looks of the rule (ratings in flight)
 
 
@@ -148,6 +153,14 @@ def zscored_mos(run) -> np.ndarray:
     return out
 
 
+def raw_mos(run) -> np.ndarray:
+    """The plain MOS: the mean of each video's raw scores. (dimensions, videos)."""
+    count = np.maximum(np.bincount(run.video, minlength=run.n.shape[1]), 1)
+    return np.stack(
+        [np.bincount(run.video, weights=s, minlength=count.size) / count for s in run.scores]
+    )
+
+
 def closeness(estimate: np.ndarray, truth: np.ndarray) -> dict:
     """Mean over dimensions of SRCC and of RMSE after a least-squares line onto the truth."""
     srcc, rmse = [], []
@@ -170,11 +183,12 @@ def summarise(run, truth: np.ndarray, *, target: float, fixed: int) -> dict:
     }
 
 
-def even_at_budget(source, truth, budget: float, seed: int) -> dict:
-    """Z-scored MOS closeness of a fixed design spending exactly ``budget`` ratings per
-    video on average: the designs with floor and ceil(budget) for every video, the
-    squared errors and SRCC interpolated linearly in 1 / n between them (the error
-    variance of a mean goes as 1 / n), so neither side gets the rounding."""
+def even_at_budget(source, truth, budget: float, seed: int, session: int = SESSION) -> dict:
+    """Closeness to the truth of the Z-scored MOS (``zmos``) and of the plain MOS
+    (``raw_mos``) of a fixed design spending exactly ``budget`` ratings per video on
+    average: the designs with floor and ceil(budget) for every video, the squared errors
+    and SRCC interpolated linearly in 1 / n between them (the error variance of a mean
+    goes as 1 / n), so neither side gets the rounding."""
     low, high = max(2, int(np.floor(budget))), max(2, int(np.ceil(budget)))
     figures = []
     for n in sorted({low, high}):
@@ -183,16 +197,25 @@ def even_at_budget(source, truth, budget: float, seed: int) -> dict:
             plan=RepeatedTInterval(),
             rule=StoppingRule(target_half_width=1e-9, min_ratings=n, max_ratings=n),
             rng=np.random.default_rng(seed),
-            session_size=SESSION,
+            session_size=session,
             concurrent_sessions=CONCURRENT,
         )
-        figures.append(closeness(zscored_mos(even), truth))
+        figures.append(
+            {
+                "zmos": closeness(zscored_mos(even), truth),
+                "raw_mos": closeness(raw_mos(even), truth),
+            }
+        )
     if len(figures) == 1:
         return figures[0]
     share = (1 / budget - 1 / low) / (1 / high - 1 / low)
-    squared = (1 - share) * figures[0]["rmse"] ** 2 + share * figures[1]["rmse"] ** 2
-    srcc = (1 - share) * figures[0]["srcc"] + share * figures[1]["srcc"]
-    return {"srcc": round(srcc, 4), "rmse": round(float(np.sqrt(squared)), 3)}
+
+    def between(first: dict, second: dict) -> dict:
+        squared = (1 - share) * first["rmse"] ** 2 + share * second["rmse"] ** 2
+        srcc = (1 - share) * first["srcc"] + share * second["srcc"]
+        return {"srcc": round(srcc, 4), "rmse": round(float(np.sqrt(squared)), 3)}
+
+    return {key: between(figures[0][key], figures[1][key]) for key in ("zmos", "raw_mos")}
 
 
 def part_gaia(args, rng) -> dict:
@@ -248,19 +271,83 @@ def part_gaia(args, rng) -> dict:
         )
         entry = summarise(run, truth, target=target, fixed=FIXED)
         entry["zmos"] = closeness(zscored_mos(run), truth)
+        entry["raw_mos"] = closeness(raw_mos(run), truth)
         if name == "fixed35":
             half = (run.upper - run.lower) / 2
             entry["t_half_width_p50_p95_max"] = [
                 round(float(q), 2) for q in np.quantile(half, [0.5, 0.95, 1.0])
             ]
         else:
-            entry["zmos_fixed_equal_budget"] = even_at_budget(
-                source, truth, entry["ratings_per_video"], args.seed + 1
-            )
+            even = even_at_budget(source, truth, entry["ratings_per_video"], args.seed + 1)
+            entry["zmos_fixed_equal_budget"] = even["zmos"]
+            entry["raw_mos_fixed_equal_budget"] = even["raw_mos"]
         entry["seconds"] = round(time.perf_counter() - start, 1)
         figures["rules"][name] = entry
     figures["one_dimension"] = part_gaia_one_dimension(args, fitted, plans, target)
+    figures["zmos_by_session_size"] = zmos_by_session_size(args, fitted, target)
     return figures
+
+
+def zmos_by_session_size(args, fitted, target) -> dict:
+    """Stein's two-stage plan against the fixed design spending the same budget evenly,
+    per session size, over ``args.session_repeats`` simulated studies (new videos and
+    raters each): its coverage of the true means (all intervals of all studies), and the
+    mean paired difference, adaptive minus even, of the Z-scored MOS's RMSE and SRCC and
+    of the plain MOS's RMSE, with standard errors over the studies.
+
+    Why the size matters: per-session z-scoring adds to every rating an error the
+    stopping rule cannot see (it looks at raw scores), the session's mean and SD being
+    estimated on its own videos, whose qualities differ (variance tau^2, about the
+    qualities' variance over the session's size). To first order a video's Z-scored
+    mean then errs with variance (s_i^2 + tau^2) / n_i. Stopping at equal width gives
+    n_i proportional to s_i^2, hence a mean error of mean(s^2) (1 + tau^2 mean(1/s^2)) / n
+    against the even design's (mean(s^2) + tau^2) / n at the same mean n: worse by
+    tau^2 (mean(s^2) mean(1/s^2) - 1) / n >= 0 (Jensen), which vanishes as sessions grow.
+    """
+    out = {}
+    plan = TwoStagePlan(first_stage=FIRST_STAGE)
+    rule = StoppingRule(target_half_width=target, min_ratings=FIRST_STAGE, max_ratings=150)
+    for session in SESSION_SIZES:
+        rows = []
+        for rep in range(args.session_repeats):
+            seed = args.seed + 1000 + rep
+            source = gaia_source(fitted, videos=args.videos, rng=np.random.default_rng(seed))
+            truth = source.true_means()
+            run = run_study(
+                source=source,
+                plan=plan,
+                rule=rule,
+                rng=np.random.default_rng(seed + 1),
+                session_size=session,
+                concurrent_sessions=CONCURRENT,
+            )
+            used = run.ratings_used / run.n.shape[1]
+            zmos, raw = closeness(zscored_mos(run), truth), closeness(raw_mos(run), truth)
+            even = even_at_budget(source, truth, used, seed + 2, session=session)
+            rows.append(
+                (
+                    used,
+                    float(run.covered(truth).mean()),
+                    zmos["rmse"] - even["zmos"]["rmse"],
+                    zmos["srcc"] - even["zmos"]["srcc"],
+                    raw["rmse"] - even["raw_mos"]["rmse"],
+                )
+            )
+        table = np.array(rows)
+        se = table.std(axis=0, ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else table[0] * np.nan
+        coverage = float(table[:, 1].mean())
+        intervals = len(rows) * 3 * args.videos
+        out[str(session)] = {
+            "ratings_per_video": round(float(table[:, 0].mean()), 2),
+            "coverage": [
+                round(coverage, 4),
+                round(np.sqrt(coverage * (1 - coverage) / intervals), 4),
+            ],
+            "zmos_rmse_minus_even": [round(float(table[:, 2].mean()), 3), round(float(se[2]), 3)],
+            "zmos_srcc_minus_even": [round(float(table[:, 3].mean()), 4), round(float(se[3]), 4)],
+            "raw_rmse_minus_even": [round(float(table[:, 4].mean()), 3), round(float(se[4]), 3)],
+        }
+    return out
 
 
 def part_gaia_one_dimension(args, fitted, plans, target) -> dict:
@@ -576,6 +663,7 @@ def main() -> None:
     args.public_repeats = 2 if args.quick else 10
     args.conditions = (10, 20) if args.quick else (10, 20, 30)
     args.preference_repeats = 4 if args.quick else 64
+    args.session_repeats = 2 if args.quick else 12
     start = time.perf_counter()
     gaia = part_gaia(args, np.random.default_rng(args.seed))
     print(
@@ -584,14 +672,16 @@ def main() -> None:
     )
     print(
         f"{'rule':<26}{'ratings':>8}{'saving':>8}{'cover':>8}{'reached':>8}{'zSRCC':>7}"
-        f"{'zRMSE':>7}{'even SRCC':>10}{'even RMSE':>10}"
+        f"{'zRMSE':>7}{'even SRCC':>10}{'even RMSE':>10}{'rawRMSE':>8}{'even raw':>9}"
     )
     for name, e in gaia["rules"].items():
         even = e.get("zmos_fixed_equal_budget", e["zmos"])
+        even_raw = e.get("raw_mos_fixed_equal_budget", e["raw_mos"])
         print(
             f"{name:<26}{e['ratings_per_video']:>8.1f}{e['saving_vs_fixed']:>8.1%}"
             f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}{e['zmos']['srcc']:>7.3f}"
             f"{e['zmos']['rmse']:>7.2f}{even['srcc']:>10.3f}{even['rmse']:>10.2f}"
+            f"{e['raw_mos']['rmse']:>8.2f}{even_raw['rmse']:>9.2f}"
         )
     one = gaia["one_dimension"]
     print(f"1b. The same, one dimension ({one['videos']} videos): the stop decided per interval")
@@ -600,6 +690,19 @@ def main() -> None:
         print(
             f"{name:<26}{e['ratings_per_video']:>8.1f}{e['saving_vs_fixed']:>8.1%}"
             f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}"
+        )
+    sizes = gaia["zmos_by_session_size"]
+    print(
+        f"1c. Two-stage minus the even design at equal budget, by session size "
+        f"({args.session_repeats} studies each; mean +- standard error)"
+    )
+    for session, e in sizes.items():
+        print(
+            f"session {session:>4}: {e['ratings_per_video']:>5.1f} ratings/video  coverage "
+            f"{e['coverage'][0]:.2%} +- {e['coverage'][1]:.2%}  Z-MOS RMSE "
+            f"{e['zmos_rmse_minus_even'][0]:+.3f} +- {e['zmos_rmse_minus_even'][1]:.3f}  SRCC "
+            f"{e['zmos_srcc_minus_even'][0]:+.4f} +- {e['zmos_srcc_minus_even'][1]:.4f}  raw MOS "
+            f"RMSE {e['raw_rmse_minus_even'][0]:+.3f} +- {e['raw_rmse_minus_even'][1]:.3f}"
         )
     public = part_public(args)
     print("2. Public sets, resampled (5-point scale)")

@@ -3,6 +3,7 @@ settles videos, serving only open videos, and the monitor's figures."""
 
 from __future__ import annotations
 
+import io
 import threading
 import uuid
 
@@ -171,11 +172,14 @@ def test_the_command_switches_it_on_and_off_and_refuses_bad_numbers():
     tiny = tiny_study()
     slug = tiny.study.slug
     # when
+    out = io.StringIO()
     call_command(
         "adaptive", slug, "--on", "--width", "8", "--plan", "group_sequential",
-        "--looks", "5,10,20", "--cap", "20", "--min", "4",
+        "--looks", "5,10,20", "--cap", "20", "--min", "4", stdout=out,
     )  # fmt: skip
     # then
+    sessions = tiny.study.session_size
+    assert f"  sessions: {sessions} videos each: sessions this short" in out.getvalue()
     settings = AdaptiveSettings.objects.get(study=tiny.study)
     assert (settings.enabled, settings.plan, settings.looks) == (
         True,
@@ -577,6 +581,19 @@ def test_the_summary_before_any_video_settled():
         "No video has settled yet, so nothing is saved so far (0 kept ratings; a video "
         "settles after at least 5)."
     )
+
+
+def test_the_summary_says_when_sessions_are_too_short_for_the_z_scored_mos():
+    tiny = tiny_study()
+    adaptive(tiny)
+    tiny.study.session_size = 49
+    tiny.study.save(update_fields=["session_size"])
+    short = adaptive_summary(study=tiny.study)["sessions_note"]
+    assert short.startswith("49 videos each: sessions this short make the Z-scored MOS")
+    assert "sessions of 50 videos or more keep it as accurate" in short
+    tiny.study.session_size = 50
+    tiny.study.save(update_fields=["session_size"])
+    assert adaptive_summary(study=tiny.study)["sessions_note"] == "50 videos each"
 
 
 def test_the_monitor_api_carries_the_adaptive_panel_only_when_it_is_on():

@@ -65,3 +65,4 @@ class Command(BaseCommand):
                 f"  {summary['videos_settled']} of {summary['videos']} videos settled; "
                 f"{summary['sentence']}"
             )
+            self.stdout.write(f"  sessions: {summary['sessions_note']}")

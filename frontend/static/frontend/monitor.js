@@ -95,6 +95,7 @@ function renderAdaptive(a) {
     `${a.videos_settled} of ${a.videos} (narrow enough ${reasons.precise}, last look ${reasons.plan_complete}, cap ${reasons.cap}); ${a.videos_open} open`,
   );
   figure(list, "Saving", `${a.saving} ratings (${(a.saving_share * 100).toFixed(1)} % of the fixed design)`);
+  figure(list, "Sessions", a.sessions_note);
   const tbody = document.querySelector("#adaptive-widest tbody");
   tbody.replaceChildren(
     ...a.widest_open.map((row) => {
