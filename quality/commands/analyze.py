@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
 from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
@@ -46,8 +47,12 @@ def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
         raise RatingsError("--draws must be at least 1")
     if not 0.0 < args.line_click_share <= 1.0:
         raise RatingsError("--line-click-share must be in (0, 1]")
-    if not args.slider_step > 0:
-        raise RatingsError("--slider-step must be positive")
+    if not 0.0 < args.slider_step < math.inf:
+        raise RatingsError("--slider-step must be a positive finite number")
+    if args.seed < 0:
+        raise RatingsError("--seed must be 0 or more")
+    if args.srcc_max_n is not None and args.srcc_max_n < 1:
+        raise RatingsError("--srcc-max-n must be at least 1")
     if not 0.0 < args.confidence < 1.0:
         raise RatingsError("--confidence must be in (0, 1)")
     return AnalysisSettings(
@@ -91,6 +96,8 @@ def subjective_model_csv(ratings, name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if problem := out_problem(args.out):
+        return bad_input(problem)
     try:
         settings = _check_settings(args)
         ratings = read_ratings_csv(path=args.ratings)

@@ -174,6 +174,23 @@ def write_outputs(out: Path, files: dict[str, str]) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def out_problem(out: Path) -> str | None:
+    """Why ``out`` cannot be DIR (a file, under a file, in a folder this user cannot write
+    to), checked before any work; None when it can."""
+    out = out.resolve()
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file, not a folder"
+    folder = out.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"--out {out}: {folder} is a file, not a folder"
+    for place in (out, folder) if out.exists() else (folder,):
+        if not os.access(place, os.W_OK | os.X_OK):
+            return f"--out {out}: cannot write into {place} (permission denied)"
+    return None
+
+
 def bad_input(message: object) -> int:
     print(f"error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
 from quality.stats.labels import (
     LABEL_COLUMNS,
     METHODS,
@@ -95,8 +96,8 @@ def _check_settings(args: argparse.Namespace) -> LabelSettings:
         raise LabelsError("--keep-share must be in [0, 1)")
     if args.max_iterations < 1:
         raise LabelsError("--max-iterations must be at least 1")
-    if not args.tolerance >= 0.0:
-        raise LabelsError("--tolerance must be at least 0")
+    if not 0.0 <= args.tolerance < math.inf:
+        raise LabelsError("--tolerance must be a finite number, at least 0")
     return LabelSettings(
         keep_share=args.keep_share,
         method=args.method,
@@ -106,6 +107,8 @@ def _check_settings(args: argparse.Namespace) -> LabelSettings:
 
 
 def run(args: argparse.Namespace) -> int:
+    if problem := out_problem(args.out):
+        return bad_input(problem)
     try:
         settings = _check_settings(args)
         answers = read_answers_csv(path=args.answers)

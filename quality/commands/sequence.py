@@ -1,7 +1,8 @@
 """``python -m quality sequence SCORES.csv --out DIR``: the anytime-valid confidence
 sequence of every (video, dimension), after each rating.
 
-Reads ``video_id,dimension,score`` in arrival order (extra columns are ignored) and writes
+Reads ``video_id,dimension,score`` in arrival order (extra columns are ignored, a UTF-8 BOM
+before the header too) and writes
 DIR/sequence.csv, one row per rating in input order: ``video_id,dimension,n,mean,low,high``
 (the betting confidence sequence of quality.stats.adaptive.confidence_sequence after the
 n-th rating of that video and dimension), and DIR/summary.json (all at once:
@@ -20,15 +21,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import InputError, bad_input, csv_text, finish, json_ready
+from quality.commands.io import InputError, bad_input, csv_text, finish, json_ready, out_problem
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
-from quality.stats.ratings_csv import FORMULA_TRIGGERS
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8
 
 NAME = "sequence"
 HELP = "anytime-valid confidence sequence per video and dimension, after each rating"
 VERSION = "quality.stats.adaptive/1"
 COLUMNS = ("video_id", "dimension", "score")
 OUTPUT_COLUMNS = ("video_id", "dimension", "n", "mean", "low", "high")
+MAX_GRID_SIZE = 100_001  # 1e-5 of the scale; a finer grid only costs time and memory
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -48,10 +50,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 def _plan(args: argparse.Namespace) -> AnytimeConfidenceSequence:
     if not 0.0 < args.alpha < 1.0:
         raise InputError("--alpha must be in (0, 1)")
-    if not (math.isfinite(args.low) and math.isfinite(args.high) and args.low < args.high):
-        raise InputError("--low must be below --high (both finite)")
-    if args.grid_size < 3:
-        raise InputError("--grid-size must be at least 3")
+    if not (math.isfinite(args.high - args.low) and args.low < args.high):
+        raise InputError("--low must be below --high (both finite, and so their difference)")
+    if not 3 <= args.grid_size <= MAX_GRID_SIZE:
+        raise InputError(f"--grid-size must be at least 3 and at most {MAX_GRID_SIZE}")
     return AnytimeConfidenceSequence(
         alpha=args.alpha, low=args.low, high=args.high, grid_size=args.grid_size
     )
@@ -68,7 +70,7 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
     """The rows as video_id, dimension (text) and score (float); InputError naming the line."""
     videos, dimensions, scores = [], [], []
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        handle = path.open(newline="", encoding="utf-8-sig")  # a BOM is no name
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     with handle:  # opened apart, so that a missing file is not reported as a CSV error
@@ -80,6 +82,9 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
             missing = [name for name in COLUMNS if name not in header]
             if missing:
                 raise InputError(f"{path}: missing column(s): {', '.join(missing)}")
+            twice = [name for name in COLUMNS if header.count(name) > 1]
+            if twice:
+                raise InputError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
             where = [header.index(name) for name in COLUMNS]
             for row in reader:
                 if not any(cell.strip() for cell in row):
@@ -94,7 +99,7 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                     if not value:
                         raise InputError(f"{path}: line {line}: {name} is empty")
                 try:
-                    score = float(text)
+                    score = csv_float(text)
                 except ValueError:
                     raise InputError(
                         f"{path}: line {line}: score {text!r} is not a number"
@@ -108,7 +113,9 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                 videos.append(_unquote(video))
                 dimensions.append(_unquote(dimension))
                 scores.append(score)
-        except (csv.Error, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise InputError(not_utf8(path)) from None
+        except csv.Error as exc:
             raise InputError(f"{path}: not a readable CSV ({exc})") from None
     if not scores:
         raise InputError(f"{path}: no scores (only a header)")
@@ -139,6 +146,8 @@ def sequence_table(scores: pd.DataFrame, plan: AnytimeConfidenceSequence) -> pd.
 
 
 def run(args: argparse.Namespace) -> int:
+    if problem := out_problem(args.out):
+        return bad_input(problem)
     try:
         plan = _plan(args)
         scores = read_scores(args.scores, low=plan.low, high=plan.high)

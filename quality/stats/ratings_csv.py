@@ -13,7 +13,10 @@ the ids the study has (a dimension key ``-blur`` is written ``'-blur`` and read 
 
 from __future__ import annotations
 
+import csv
+import io
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +33,76 @@ FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 def spreadsheet_safe(text: str) -> str:
     """``text`` with a single quote in front when it starts with a formula trigger."""
     return "'" + text if text.startswith(FORMULA_TRIGGERS) else text
+
+
+def csv_float(text: str) -> float:
+    """``float(text)`` limited to the numbers pandas' CSV parser reads: ValueError also
+    for text with an underscore or a character outside ASCII (``1_0``, a full-width
+    digit), which Python's ``float`` would take as 10 and 1."""
+    if not text.isascii() or "_" in text:
+        raise ValueError(f"not a number: {text!r}")
+    return float(text)
+
+
+def not_utf8(path: str | Path, data: bytes | None = None) -> str:
+    """The message for a file that is not UTF-8 text, naming the line of its first
+    undecodable byte (the position a decoder reports is within a chunk of the file)."""
+    data = Path(path).read_bytes() if data is None else data
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (
+            f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        )
+    return f"{path}: not UTF-8 text"
+
+
+def read_csv_checked(
+    path: str | Path, *, error: type[Exception], dtype=str, data: bytes | None = None
+) -> pd.DataFrame:
+    """pandas' ``read_csv`` of the file at ``path`` (or of ``data``, its bytes) as the
+    CSV readers need it: UTF-8, nothing read as missing (``007`` and an empty field stay
+    text), blank lines kept as rows (row index + 2 is the line as an editor shows it), a
+    row with an extra field an error rather than an index. Its failures are raised as
+    ``error`` naming the problem: an empty file, text that is not UTF-8 (with its line),
+    a first row with more fields than the header (which pandas only warns about), any
+    other parse error."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(
+                path if data is None else io.BytesIO(data),
+                dtype=dtype,
+                keep_default_na=False,
+                index_col=False,
+                skip_blank_lines=False,
+                encoding="utf-8",
+            )
+    except pd.errors.EmptyDataError:
+        raise error(f"{path}: the file is empty") from None
+    except UnicodeDecodeError:
+        raise error(not_utf8(path, data)) from None
+    except pd.errors.ParserWarning:  # only the first row warns
+        raise error(
+            f"{path}: not a readable CSV (line 2 has more fields than the header)"
+        ) from None
+    except pd.errors.ParserError as exc:
+        raise error(f"{path}: not a readable CSV ({exc})") from None
+
+
+def named_twice(
+    path: str | Path, read: Sequence[str], columns: Sequence[str], data: bytes | None = None
+) -> list[str]:
+    """The ``columns`` the header of the file names more than once, given the column
+    names pandas ``read`` (it renames a second ``x`` to ``x.1``): the header itself is
+    read only when such a name is there."""
+    if not any(f"{c}.1" in read for c in columns):
+        return []
+    data = Path(path).read_bytes() if data is None else data
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
+        header = next(csv.reader(text), [])
+    return [c for c in columns if header.count(c) > 1]
 
 
 def _is_quoted(text: object) -> bool:
@@ -49,22 +122,7 @@ def _strip_spreadsheet_quotes(frame: pd.DataFrame) -> pd.DataFrame:
 def _read(path: str | Path, *, score_as_text: bool) -> pd.DataFrame:
     dtypes = {c: str for c in _ID_COLUMNS}
     dtypes["score"] = str if score_as_text else np.float64
-    try:
-        with warnings.catch_warnings():
-            # A first row with more fields than the header only warns: make it an error.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(
-                path,
-                dtype=dtypes,
-                keep_default_na=False,
-                index_col=False,  # a row with an extra field is an error, not an index
-                skip_blank_lines=False,  # keeps row index + 2 == line number
-                encoding="utf-8",
-            )
-    except pd.errors.EmptyDataError:
-        raise RatingsError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
-        raise RatingsError(f"{path}: not a readable CSV ({exc})") from None
+    return read_csv_checked(path, error=RatingsError, dtype=dtypes)
 
 
 def _first_bad_score(path: str | Path) -> str:
@@ -96,6 +154,9 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise RatingsError(f"{path}: missing column(s): {', '.join(missing)}")
+    twice = named_twice(path, frame.columns, _ID_COLUMNS + ("score",))
+    if twice:
+        raise RatingsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
     columns = [*REQUIRED_COLUMNS, *([SESSION_COLUMN] if SESSION_COLUMN in frame.columns else [])]
     frame = frame[columns]
     empty = {c: (frame[c].isna() | (frame[c] == "")).to_numpy() for c in _ID_COLUMNS[:3]}

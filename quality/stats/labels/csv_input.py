@@ -19,8 +19,6 @@ the values the study has.
 
 from __future__ import annotations
 
-import io
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +29,7 @@ import pyarrow.csv as pa_csv
 
 from quality.stats.labels.answers import ANSWER_COLUMNS
 from quality.stats.labels.table import LINE_COLUMN, LabelsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, named_twice, read_csv_checked
 
 
 def _unquote(column: pd.Series) -> pd.Series:
@@ -101,22 +99,7 @@ def _pandas(column: pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
 
 def _read_careful(data: bytes, path: str | Path) -> pd.DataFrame:
     """pandas' own parser, keeping blank lines as rows (row index + 2 == line)."""
-    try:
-        with warnings.catch_warnings():
-            # A first row with more fields than the header only warns: make it an error.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(
-                io.BytesIO(data),
-                dtype=str,
-                keep_default_na=False,
-                index_col=False,  # a row with an extra field is an error, not an index
-                skip_blank_lines=False,
-                encoding="utf-8",
-            )
-    except pd.errors.EmptyDataError:
-        raise LabelsError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
-        raise LabelsError(f"{path}: not a readable CSV ({exc})") from None
+    return read_csv_checked(path, error=LabelsError, data=data)
 
 
 def read_text_csv(
@@ -137,6 +120,9 @@ def read_text_csv(
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise LabelsError(f"{path}: missing column(s): {', '.join(missing)}")
+    twice = named_twice(path, frame.columns, columns, data)
+    if twice:
+        raise LabelsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
     frame = frame[list(columns)].fillna("")
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
     line = np.flatnonzero(~blank) + 2

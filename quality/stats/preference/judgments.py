@@ -12,14 +12,13 @@ the left/right placement is kept only where it matters (position bias).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from quality.stats.ratings_csv import FORMULA_TRIGGERS
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, named_twice, read_csv_checked
 
 JUDGMENT_COLUMNS = ("rater_id", "question", "content_id", "left", "right", "choice")
 ID_COLUMNS = JUDGMENT_COLUMNS[:5]
@@ -186,25 +185,13 @@ def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
     the line as it is in the file (header = line 1, blank lines count), assuming no
     quoted field spans lines.
     """
-    try:
-        with warnings.catch_warnings():
-            # A first row with more fields than the header only warns: make it an error.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                path,
-                dtype=str,
-                keep_default_na=False,
-                index_col=False,
-                skip_blank_lines=False,  # keeps row index + 2 == line number
-                encoding="utf-8",
-            )
-    except pd.errors.EmptyDataError:
-        raise JudgmentsError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
-        raise JudgmentsError(f"{path}: not a readable CSV ({exc})") from None
+    frame = read_csv_checked(path, error=JudgmentsError)
     missing = [c for c in JUDGMENT_COLUMNS if c not in frame.columns]
     if missing:
         raise JudgmentsError(f"{path}: missing column(s): {', '.join(missing)}")
+    twice = named_twice(path, frame.columns, JUDGMENT_COLUMNS)
+    if twice:
+        raise JudgmentsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
     frame = frame[list(JUDGMENT_COLUMNS)]
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in JUDGMENT_COLUMNS])
     line_numbers = np.flatnonzero(~blank) + 2

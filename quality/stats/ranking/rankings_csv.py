@@ -13,14 +13,13 @@ as a formula (``spreadsheet_safe``) is removed again.
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from quality.stats.ranking.rankings import COLUMNS, LINE_COLUMN, RankingsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, named_twice, read_csv_checked
 
 
 def _unquote(text: str) -> str:
@@ -31,24 +30,13 @@ def _unquote(text: str) -> str:
 
 def _read_text_csv(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
     """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                path,
-                dtype=str,
-                keep_default_na=False,
-                index_col=False,
-                skip_blank_lines=False,  # keeps row index + 2 == line number
-                encoding="utf-8",
-            )
-    except pd.errors.EmptyDataError:
-        raise RankingsError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
-        raise RankingsError(f"{path}: not a readable CSV ({exc})") from None
+    frame = read_csv_checked(path, error=RankingsError)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise RankingsError(f"{path}: missing column(s): {', '.join(missing)}")
+    twice = named_twice(path, frame.columns, columns)
+    if twice:
+        raise RankingsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
     frame = frame[list(columns)].fillna("")
     frame[LINE_COLUMN] = np.arange(len(frame), dtype=np.int64) + 2
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
@@ -82,7 +70,7 @@ def read_scores_csv(*, path: str | Path) -> dict[str, float]:
         if not condition:
             raise RankingsError(f"{path}: line {line}: condition is empty")
         try:
-            score = float(text)
+            score = csv_float(text)
         except ValueError:
             score = math.nan
         if not math.isfinite(score):

@@ -1,0 +1,391 @@
+"""``python -m quality COMMAND``: hostile input to every command. Bad input is refused
+with exit 2 and a message naming the problem (and its line), with nothing written to DIR
+(an existing DIR left as it was); harmless oddities (a UTF-8 BOM, CRLF line ends, extra
+columns, spaces around a number) give the same outputs as the plain file."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from quality.cli import main
+from quality.stats.labels.answers import ANSWER_COLUMNS
+from quality.stats.labels.csv_input import _read_careful, _read_fast
+
+GOOD = {
+    "analyze": "rater_id,video_id,dimension,score\n"
+    + "".join(f"r{r},v{v},d,{(v * 10 + r * 3) % 100}\n" for r in range(4) for v in range(6)),
+    "compare": "rater_id,question,content_id,left,right,choice\n"
+    + "".join(
+        f"r{r},q,c{c},{a},{b},{choice}\n"
+        for r in range(3)
+        for c in range(2)
+        for a, b, choice in [
+            ("x", "y", "left"),
+            ("y", "z", "left"),
+            ("x", "z", "right"),
+            ("z", "x", "right"),
+            ("y", "x", "equal"),
+        ]
+    ),
+    "rank": "rater_id,question,prompt_id,ranking\n"
+    + "".join(
+        f"r{r},q,p{p},{'x>z>y' if r == 1 else 'x>y>z'}\n" for r in range(4) for p in range(3)
+    ),
+    "labels": "rater_id,item_id,question,kind,answer\n"
+    "a,v1,q,score,3\nb,v1,q,score,4\na,v2,q,score,5\nb,v2,q,score,5\n",
+    "verify": "rater_id,item_id,label,verdict\na,v1,cat,yes\nb,v1,cat,yes\nc,v1,cat,no\n",
+    "sequence": "video_id,dimension,score\nv,q,3\nv,q,5\nw,q,50\n",
+}
+OPTIONS = {
+    "analyze": ["--draws", "5"],
+    "compare": ["--bootstrap", "3", "--prior", "0"],
+    "rank": ["--bootstrap", "3"],
+}
+COMMANDS = list(GOOD)
+# (command, column of a number, its index in the header)
+NUMBER_FIELDS = [("analyze", 3), ("labels", 4), ("sequence", 2)]
+
+
+def lines(command: str) -> list[str]:
+    return GOOD[command].splitlines()
+
+
+def with_field(command: str, line: int, column: int, value: str) -> str:
+    """GOOD[command] with field ``column`` of line ``line`` (the header is line 1) set."""
+    rows = lines(command)
+    fields = rows[line - 1].split(",")
+    fields[column] = value
+    rows[line - 1] = ",".join(fields)
+    return "\n".join(rows) + "\n"
+
+
+def run(command, path, out, *extra) -> int:
+    return main([command, str(path), "--out", str(out), *OPTIONS.get(command, []), *extra])
+
+
+def write(tmp_path: Path, content: str | bytes, name: str = "in.csv") -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        content = content.encode()
+    path.write_bytes(content)
+    return path
+
+
+def outputs(out: Path) -> dict[str, str]:
+    """DIR's files as {name: text}."""
+    return {p.name: p.read_text() for p in sorted(out.iterdir())}
+
+
+def plain_outputs(tmp_path: Path, command: str) -> dict[str, str]:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    assert run(command, write(folder, GOOD[command]), folder / "out") == 0
+    return outputs(folder / "out")
+
+
+def assert_refused(code, capsys, out: Path, *messages: str, before=None) -> str:
+    """Exit 2, every message on stderr, no traceback, DIR absent (or as it was)."""
+    err = capsys.readouterr().err
+    assert code == 2, err
+    for message in messages:
+        assert message in err
+    assert "Traceback" not in err
+    if before is None:
+        assert not out.exists()
+        assert [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")] == []
+    else:
+        assert outputs(out) == before
+    return err
+
+
+@pytest.fixture
+def existing_out(tmp_path) -> Path:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("previous run")
+    return out
+
+
+# -- encodings and line ends ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_utf8_bom_before_the_header_is_accepted(tmp_path, command):
+    # A spreadsheet's "CSV UTF-8" starts with a BOM: the column names must still match.
+    path = write(tmp_path, b"\xef\xbb\xbf" + GOOD[command].encode())
+    assert run(command, path, tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
+@pytest.mark.parametrize("line_end", ["\r\n", "\r"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_crlf_and_cr_line_ends_give_the_same_outputs(tmp_path, command, line_end):
+    path = write(tmp_path, GOOD[command].replace("\n", line_end))
+    assert run(command, path, tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_latin1_bytes_are_refused_naming_the_line(tmp_path, capsys, existing_out, command):
+    path = write(tmp_path, with_field(command, 3, 0, "r\xe9").encode("latin-1"))
+    before = outputs(existing_out)
+    code = run(command, path, existing_out)
+    assert_refused(
+        code, capsys, existing_out, str(path), "line 3: not UTF-8 text (byte 0xe9)", before=before
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_latin1_header_is_refused_naming_line_1(tmp_path, capsys, command):
+    path = write(tmp_path, ("caf\xe9," + GOOD[command]).encode("latin-1"))
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, "line 1: not UTF-8 text")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_ten_megabytes_of_garbage_are_refused_at_once(tmp_path, capsys, command):
+    garbage = random.Random(7).randbytes(10_000_000)
+    path = write(tmp_path, garbage)
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, str(path), "not UTF-8 text")
+
+
+# -- the shape of the file -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_header_without_a_line_end_and_no_rows_is_refused(tmp_path, capsys, command):
+    path = write(tmp_path, lines(command)[0])
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, str(path), "(only a header)")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_first_row_with_too_many_fields_is_refused_naming_line_2(tmp_path, capsys, command):
+    rows = lines(command)
+    path = write(tmp_path, "\n".join([rows[0], rows[1] + ",9", *rows[2:]]) + "\n")
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, str(path), "line 2")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_later_row_with_too_many_fields_is_refused_naming_its_line(tmp_path, capsys, command):
+    rows = lines(command)
+    path = write(tmp_path, "\n".join([*rows[:2], rows[2] + ",9", *rows[3:]]) + "\n")
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, str(path), "line 3")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_row_missing_its_last_field_is_refused_naming_its_line(tmp_path, capsys, command):
+    # The missing field reads as empty, which none of these last columns may be.
+    rows = lines(command)
+    path = write(tmp_path, "\n".join([*rows[:2], rows[2].rsplit(",", 1)[0], *rows[3:]]) + "\n")
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, "line 3")
+
+
+@pytest.mark.parametrize("values", ["same", "different"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_column_named_twice_is_refused(tmp_path, capsys, command, values):
+    # Which of the two is meant? Refused, whether or not they agree.
+    rows = lines(command)
+    first = rows[0].split(",")[0]
+    extra = [row.split(",")[0] if values == "same" else "zz" for row in rows[1:]]
+    content = "\n".join(
+        [f"{rows[0]},{first}"] + [f"{r},{e}" for r, e in zip(rows[1:], extra, strict=True)]
+    )
+    path = write(tmp_path, content + "\n")
+    out = tmp_path / "out"
+    message = f"the header names column(s) twice: {first}"
+    assert_refused(run(command, path, out), capsys, out, str(path), message)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_column_named_like_a_renamed_duplicate_is_just_an_extra_column(tmp_path, command):
+    rows = lines(command)
+    first = rows[0].split(",")[0]
+    path = write(tmp_path, "\n".join([f"{rows[0]},{first}.1"] + [f"{r},x" for r in rows[1:]]))
+    assert run(command, path, tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_extra_unknown_columns_are_ignored(tmp_path, command):
+    rows = lines(command)
+    content = "\n".join([f"note,{rows[0]},other"] + [f'"a, b",{r},=1+1' for r in rows[1:]])
+    path = write(tmp_path, content + "\n")
+    assert run(command, path, tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
+@pytest.mark.parametrize("command", ["labels", "verify", "sequence", "analyze"])
+@pytest.mark.parametrize("text", ["a\x00b", "x" * 100_000])
+def test_a_nul_byte_or_a_100_kb_id_is_kept_whole(tmp_path, command, text):
+    column = {"analyze": 1, "labels": 1, "verify": 1, "sequence": 0}[command]
+    path = write(tmp_path, with_field(command, 2, column, text))
+    assert run(command, path, tmp_path / "out") == 0
+    written = "".join(outputs(tmp_path / "out").values())
+    assert f"\n{text}," in written
+
+
+# -- numbers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["1_0", "\uff11", "1e400", "nan", "-inf", '"3,5"', "0x10", "3 4", "\xa03"]
+)
+@pytest.mark.parametrize(("command", "column"), NUMBER_FIELDS)
+def test_scores_that_are_not_plain_finite_numbers_are_refused(
+    tmp_path, capsys, command, column, text
+):
+    # Python's float() takes "1_0" as 10 and a full-width "1" as 1; pandas' parser does not.
+    path = write(tmp_path, with_field(command, 3, column, text))
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, "line 3: score")
+
+
+@pytest.mark.parametrize("text", ["1_0", "\uff11", "1e400", "nan", '"3,5"'])
+def test_model_scores_that_are_not_plain_finite_numbers_are_refused(tmp_path, capsys, text):
+    rankings = write(tmp_path, GOOD["rank"])
+    scores = write(tmp_path, f"condition,score\nx,3\ny,{text}\nz,1\n", "scores.csv")
+    out = tmp_path / "out"
+    code = run("rank", rankings, out, "--against", str(scores))
+    assert_refused(code, capsys, out, str(scores), "line 3: score")
+
+
+@pytest.mark.parametrize(("text", "same_as"), [(" 3 ", "3"), ("+3", "3"), ("3.", "3"), ("-0", "0")])
+@pytest.mark.parametrize(("command", "column"), NUMBER_FIELDS)
+def test_spaces_and_signs_around_a_number_read_as_the_number(
+    tmp_path, command, column, text, same_as
+):
+    path = write(tmp_path, with_field(command, 3, column, text))
+    assert run(command, path, tmp_path / "out") == 0
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    path = write(plain, with_field(command, 3, column, same_as))
+    assert run(command, path, plain / "out") == 0
+    assert outputs(tmp_path / "out") == outputs(plain / "out")
+
+
+# -- paths ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_folder_given_as_the_input_is_refused(tmp_path, capsys, command):
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    out = tmp_path / "out"
+    assert_refused(run(command, folder, out), capsys, out, str(folder))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys, command):
+    out = write(tmp_path, "mine", "out.txt")
+    code = run(command, write(tmp_path, GOOD[command]), out)
+    err = capsys.readouterr().err
+    assert code == 2 and "is a file, not a folder" in err and str(out) in err
+    assert out.read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.txt"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_out_under_a_file_is_refused(tmp_path, capsys, command):
+    parent = write(tmp_path, "mine", "file")
+    code = run(command, write(tmp_path, GOOD[command]), parent / "sub" / "out")
+    err = capsys.readouterr().err
+    assert code == 2 and f"{parent} is a file, not a folder" in err
+    assert parent.read_text() == "mine"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_out_in_a_folder_without_write_permission_is_refused(tmp_path, capsys, command):
+    path = write(tmp_path, GOOD[command])
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        code = run(command, path, locked / "out")
+    finally:
+        locked.chmod(0o700)
+    err = capsys.readouterr().err
+    assert code == 2 and "permission denied" in err
+    assert list(locked.iterdir()) == []
+
+
+# -- option values -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "message"),
+    [
+        ("analyze", ["--seed", "-1"], "--seed must be 0 or more"),
+        ("analyze", ["--slider-step", "inf"], "--slider-step"),
+        ("analyze", ["--slider-step", "nan"], "--slider-step"),
+        ("analyze", ["--srcc-max-n", "0"], "--srcc-max-n"),
+        ("analyze", ["--confidence", "1"], "--confidence"),
+        ("analyze", ["--line-click-share", "nan"], "--line-click-share"),
+        ("compare", ["--seed", "-1"], "--seed must be 0 or more"),
+        ("compare", ["--prior", "nan"], "prior"),
+        ("rank", ["--screen-alpha", "1"], "--screen-alpha"),
+        ("rank", ["--pl-prior-weight", "inf"], "--pl-prior-weight"),
+        ("labels", ["--tolerance", "inf"], "--tolerance"),
+        ("labels", ["--keep-share", "nan"], "--keep-share"),
+        ("verify", ["--keep", "-1"], "--keep"),
+        ("sequence", ["--alpha", "0"], "--alpha"),
+        ("sequence", ["--alpha", "nan"], "--alpha"),
+        ("sequence", ["--low", "nan"], "--low"),
+        ("sequence", ["--low=-1e308", "--high", "1e308"], "--low must be below --high"),
+        ("sequence", ["--grid-size", "10000000000"], "--grid-size"),
+    ],
+)
+def test_option_values_out_of_range_exit_2_naming_the_option(
+    tmp_path, capsys, command, option, message
+):
+    out = tmp_path / "out"
+    code = run(command, write(tmp_path, GOOD[command]), out, *option)
+    assert_refused(code, capsys, out, message)
+
+
+# -- the answers reader's two parsers ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xef\xbb\xbf" + GOOD["labels"].encode(),
+        GOOD["labels"].replace("\n", "\r\n").encode(),
+        GOOD["labels"].replace("\n", "\r").encode(),
+        GOOD["labels"].replace("a,v2", "a\x00x,v2").encode(),
+        GOOD["labels"].replace("a,v2", '"a\nx",v2').encode(),
+        GOOD["labels"].replace("a,v2", "x" * 2_000_000 + ",v2").encode(),
+        GOOD["labels"].replace("\nb,v2", "\n\n,,,,\nb,v2").encode(),
+        GOOD["labels"].rstrip("\n").encode(),
+    ],
+)
+def test_pyarrows_fast_path_reads_what_pandas_reads(content):
+    fast = _read_fast(content, ANSWER_COLUMNS, categorical=False)
+    careful = _read_careful(content, "in.csv")
+    assert fast is not None
+    for column in ANSWER_COLUMNS:
+        assert fast[column].tolist() == careful[column].tolist()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        GOOD["labels"].replace("a,v2", "\xe9,v2").encode("latin-1"),
+        GOOD["labels"].replace("\na,v2", "\na,v2,extra"),
+        GOOD["labels"].replace("\na,v2,q,score,5", "\na,v2"),
+        "\n".join(f"{row},{row.split(',')[0]}" for row in GOOD["labels"].splitlines()),
+        "\n" + GOOD["labels"],
+    ],
+)
+def test_files_pyarrow_complains_about_go_to_pandas(content):
+    data = content if isinstance(content, bytes) else content.encode()
+    assert _read_fast(data, ANSWER_COLUMNS, categorical=True) is None
