@@ -45,7 +45,9 @@ class RunSerializer(serializers.ModelSerializer):
 def latest_done_run(study: Study, run_id: str | None) -> AnalysisRun | None:
     runs = AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
     if run_id:
-        run = runs.filter(pk=run_id).first() if run_id.isdigit() else None
+        # ASCII digits only ("²" is a digit to str.isdigit, not to int), few enough for int()
+        plain = run_id.isascii() and run_id.isdigit() and len(run_id) <= 18
+        run = runs.filter(pk=int(run_id)).first() if plain else None
         if run is None:
             raise NotFound(f"no finished analysis run {run_id} in this study")
         return run

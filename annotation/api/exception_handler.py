@@ -8,6 +8,8 @@ under `fields`.
 
 import logging
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -24,6 +26,8 @@ _DRF_CODES = (
     (exceptions.AuthenticationFailed, "authentication_failed"),
     (exceptions.PermissionDenied, "forbidden"),
     (exceptions.NotFound, "not_found"),
+    (Http404, "not_found"),  # get_object_or_404: DRF answers it as its NotFound
+    (DjangoPermissionDenied, "forbidden"),
     (exceptions.MethodNotAllowed, "method_not_allowed"),
     (exceptions.NotAcceptable, "not_acceptable"),
     (exceptions.UnsupportedMediaType, "unsupported_media_type"),

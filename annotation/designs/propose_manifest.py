@@ -5,6 +5,8 @@ segment's identity naming it among the film's other segments."""
 
 from __future__ import annotations
 
+import math
+
 from annotation.designs.propose_study import PROPOSE, settings_of, vocabulary_of
 from annotation.models import ExpertLabel, Stimulus
 
@@ -38,7 +40,7 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         keyframe = float(columns["keyframe"])
     except ValueError:
         raise ValueError(f"keyframe is not a number: {columns['keyframe']!r}") from None
-    if not keyframe >= 0:
+    if not (math.isfinite(keyframe) and keyframe >= 0):  # JSON stores no infinity
         raise ValueError("keyframe must be a time in seconds from the start, at least 0")
     missing = [name for name in ("x1", "y1", "x2", "y2") if not columns.get(name)]
     if missing:

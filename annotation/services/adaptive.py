@@ -34,6 +34,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotation.designs.base import refuse_nul
 from annotation.errors import ValidationFailed
 from annotation.models import (
     AdaptiveSettings,
@@ -79,8 +80,11 @@ def adaptive_configure(*, study: Study, **changes) -> AdaptiveSettings:
         settings, _ = AdaptiveSettings.objects.select_for_update().get_or_create(study=study)
         for name, value in changes.items():
             if value is not None:
+                if isinstance(value, str):
+                    refuse_nul(value, what=name)
                 setattr(settings, name, value)
         try:
+            settings.clean_fields()  # the types first: clean() compares the numbers
             settings.full_clean()
         except ValidationError as error:
             problems = "; ".join(
@@ -110,8 +114,10 @@ def adaptive_open_items(items: QuerySet, *, study: Study) -> QuerySet:
 
 
 def collection_plan(*, settings: AdaptiveSettings, study: Study) -> CollectionPlan:
-    """The plan the settings name, on the study's slider range."""
-    looks = settings.look_counts() or (settings.max_ratings,)
+    """The plan the settings name, on the study's slider range. Only a group-sequential
+    plan reads the looks (checked for it alone: another plan's may be anything)."""
+    group_sequential = settings.plan == AdaptiveSettings.Plan.GROUP_SEQUENTIAL
+    looks = (settings.look_counts() if group_sequential else ()) or (settings.max_ratings,)
     return make_plan(
         kind=settings.plan,
         alpha=settings.alpha,

@@ -119,6 +119,10 @@ def participation_exclude(*, participation: Participation, reason: str, by) -> P
     """Exclude a rater from a study: no further ratings; their open assignments stop."""
     # The participation, then (by the update) the assignments: the lock order above.
     participation = Participation.objects.select_for_update().get(pk=participation.pk)
+    if participation.is_excluded:  # a replay, or a second admin: the first record stands
+        raise Conflict(
+            f"this rater is already excluded from the study: {participation.excluded_reason}"
+        )
     now = timezone.now()
     participation.is_excluded = True
     participation.excluded_reason = _reason(reason)

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -31,6 +33,7 @@ from annotation.designs.questionnaire import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
 from annotation.models import Answer, Dimension, Question, Study
+from annotation.services.file_values import file_text, shown
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,9 @@ KINDS = ("score", "ordinal", "tags", "comment")
 
 class QuestionSetError(ValueError):
     """A question set that cannot be used; the message names the question and why."""
+
+
+_text = partial(file_text, error=QuestionSetError)
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,19 @@ def template_path(name: str) -> Path:
 
 def _number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise QuestionSetError(f"{where}: {value!r} is not a number")
+        raise QuestionSetError(f"{where}: {shown(value)} is not a number")
+    if not math.isfinite(value):  # YAML's .nan and .inf, JSON's NaN and Infinity
+        raise QuestionSetError(f"{where}: {value!r} is not a finite number")
     return float(value)
+
+
+def _flag(raw: dict, name: str, where: str) -> bool:
+    value = raw.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise QuestionSetError(f"{where}: '{name}' must be true or false, not {shown(value)}")
+    return value
 
 
 def _options(raw: object, *, kind: str, where: str) -> list[dict]:
@@ -84,24 +101,28 @@ def _options(raw: object, *, kind: str, where: str) -> list[dict]:
     for entry in raw:
         if isinstance(entry, str):
             entry = {"label": entry}
-        if not isinstance(entry, dict) or not str(entry.get("label", "")).strip():
+        if not isinstance(entry, dict):
             raise QuestionSetError(f"{where}: every option needs a label")
-        label = str(entry["label"]).strip()
+        label = _text(entry.get("label"), where=where, name="an option's label")
+        if not label:
+            raise QuestionSetError(f"{where}: every option needs a label")
         if kind == "ordinal":
             if "value" not in entry:
                 raise QuestionSetError(f"{where}: level {label!r} needs a value")
             value = _number(entry["value"], f"{where}, level {label!r}")
             value = int(value) if value.is_integer() else value
         else:
-            value = str(entry.get("value") or slugify(label).replace("-", "_"))
-            if not KEY.match(value):  # stored per answer, joined by "|" in exports
+            value = _text(entry.get("value"), where=where, name="an option's value")
+            value = value or slugify(label).replace("-", "_")
+            if not KEY.fullmatch(value):  # stored per answer, joined by "|" in exports
                 raise QuestionSetError(
                     f"{where}: tag {label!r} needs a value that is a slug of at most 40 "
                     f"characters (letters, digits, '_', '-'), not {value!r}"
                 )
         option = {"value": value, "label": label}
-        if entry.get("description"):
-            option["description"] = str(entry["description"]).strip()
+        description = _text(entry.get("description"), where=where, name="an option's description")
+        if description:
+            option["description"] = description
         options.append(option)
     values = [option["value"] for option in options]
     if len(set(values)) != len(values):
@@ -115,8 +136,8 @@ def _question(raw: object, index: int) -> QuestionSpec:
     where = f"question {index}"
     if not isinstance(raw, dict):
         raise QuestionSetError(f"{where}: not a mapping")
-    key = str(raw.get("key", "")).strip()
-    if not KEY.match(key):
+    key = _text(raw.get("key"), where=where, name="its key")
+    if not KEY.fullmatch(key):
         raise QuestionSetError(f"{where}: key {key!r} must be a slug of at most 40 characters")
     where = f"question {key!r}"
     kind = raw.get("kind")
@@ -136,21 +157,21 @@ def _question(raw: object, index: int) -> QuestionSpec:
     options = (
         _options(raw.get("options"), kind=kind, where=where) if kind in ("ordinal", "tags") else []
     )
-    label = str(raw.get("label") or key).strip()
-    group = str(raw.get("group") or "").strip()
+    label = _text(raw.get("label"), where=where, name="its label") or key
+    group = _text(raw.get("group"), where=where, name="its group")
     for name, text, most in (("label", label, 100), ("group", group, 80)):
         if len(text) > most:
             raise QuestionSetError(f"{where}: its {name} is longer than {most} characters")
     return QuestionSpec(
         key=key,
         label=label,
-        text=str(raw.get("text") or "").strip(),
+        text=_text(raw.get("text"), where=where, name="its text"),
         group=group,
         kind=kind,
         scale=scale,
         options=options,
-        multiple=bool(raw.get("multiple", False)) and kind == "tags",
-        invalid_option=bool(raw.get("invalid_option", False)) and kind == "ordinal",
+        multiple=_flag(raw, "multiple", where) and kind == "tags",
+        invalid_option=_flag(raw, "invalid_option", where) and kind == "ordinal",
     )
 
 
@@ -158,7 +179,7 @@ def read_question_set(path: Path | str) -> QuestionSet:
     """The question set in a YAML (.yaml, .yml) or JSON file, checked whole."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionSetError(f"cannot read {path}: {exc}") from None
     try:
@@ -167,6 +188,8 @@ def read_question_set(path: Path | str) -> QuestionSet:
         raise QuestionSetError(
             f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
         ) from None
+    except RecursionError:  # lists in lists ... (the parsers recurse)
+        raise QuestionSetError(f"{path.name}: nested too deeply") from None
     try:
         return question_set_from(data, default_name=path.stem)
     except QuestionSetError as exc:
@@ -185,8 +208,8 @@ def question_set_from(data: object, *, default_name: str = "questions") -> Quest
         twice = next(key for key in keys if keys.count(key) > 1)
         raise QuestionSetError(f"question {twice!r} is given twice")
     return QuestionSet(
-        name=str(data.get("name") or default_name),
-        source=str(data.get("source") or ""),
+        name=_text(data.get("name"), where="", name="its name") or default_name,
+        source=_text(data.get("source"), where="", name="its source"),
         questions=questions,
     )
 

@@ -25,8 +25,8 @@ Manifest columns (header row required, comma-separated, UTF-8):
 
 Re-importing skips files whose checksum the study already has; a new tutorial pair may
 use such a file as one of its halves. A manifest with any bad row (including a repeated
-column, a row with more fields than the header, a value longer than its field) imports
-nothing and reports every bad row with its line number.
+column, a row with more fields than the header, a value longer than its field or
+holding a NUL character) imports nothing and reports every bad row with its line number.
 """
 
 from __future__ import annotations
@@ -165,6 +165,9 @@ def _parse_row(
             f"{fields} fields but the header has {len(raw) - 1} columns "
             "(quote a value that contains a comma)"
         )
+    for column, value in raw.items():
+        if "\x00" in (value or ""):  # PostgreSQL stores no NUL in a text (nor in JSON)
+            raise ValueError(f"{column} holds a NUL character, which a text cannot hold")
     path_text = (raw.get("path") or "").strip()
     if not path_text:
         raise ValueError("empty path")
@@ -354,6 +357,9 @@ def study_import_manifest(
                     errors.append((line, str(exc)))
     except UnicodeDecodeError:
         raise ImportFailed([(1, "the manifest is not UTF-8 text")]) from None
+    except csv.Error as exc:  # a value past the csv module's field limit (128 kB)
+        # line_num counts the lines read whole: the error is in the next one
+        raise ImportFailed([(reader.line_num + 1, f"not readable as CSV: {exc}")]) from None
 
     first_line_of: dict[str, int] = {}
     for row in rows:

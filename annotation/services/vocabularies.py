@@ -14,6 +14,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -30,15 +31,22 @@ from annotation.models import (
     ProposeVerifySettings,
     Study,
 )
+from annotation.services.file_values import file_text
 
 logger = logging.getLogger(__name__)
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "data" / "vocabularies"
-KEY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")  # fullmatch: "pose\n" is not a key
+# The largest numbers the database holds (ActionGroup.limit, Action.action_id).
+LIMIT_MOST = 32767
+ACTION_ID_MOST = 2147483647
 
 
 class VocabularyError(ValueError):
     """A vocabulary that cannot be used; the message says where and why."""
+
+
+_text = partial(file_text, error=VocabularyError)
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,10 @@ class Vocabulary:
     actions: list[tuple[int, str, str]]  # (id, group key, name)
 
 
+def _whole(value: object, most: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= most
+
+
 def template_path(name: str) -> Path:
     shipped = TEMPLATES / f"{name}.yaml"
     return shipped if shipped.is_file() else Path(name)
@@ -73,15 +85,22 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
         raise VocabularyError("needs an 'actions' list")
     groups = []
     for index, raw in enumerate(groups_raw, start=1):
-        if not isinstance(raw, dict) or not KEY.match(str(raw.get("key", ""))):
+        if not isinstance(raw, dict):
             raise VocabularyError(f"group {index}: needs a key (a slug)")
+        key = _text(raw.get("key"), where=f"group {index}", name="its key")
+        if not KEY.fullmatch(key):
+            raise VocabularyError(f"group {index}: needs a key (a slug)")
+        where = f"group {key!r}"
         limit = raw.get("limit", 3)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise VocabularyError(f"group {raw['key']!r}: limit must be a whole number >= 1")
-        groups.append(
-            Group(str(raw["key"]), str(raw.get("label") or raw["key"])[:80], limit,
-                  bool(raw.get("required", False)))
-        )  # fmt: skip
+        if not _whole(limit, LIMIT_MOST):
+            raise VocabularyError(
+                f"{where}: limit must be a whole number >= 1, at most {LIMIT_MOST}"
+            )
+        required = raw.get("required", False)
+        if not isinstance(required, bool):
+            raise VocabularyError(f"{where}: 'required' must be true or false")
+        label = _text(raw.get("label"), where=where, name="its label") or key
+        groups.append(Group(key, label[:80], limit, required))
     keys = [group.key for group in groups]
     if len(set(keys)) != len(keys):
         raise VocabularyError("two groups share a key")
@@ -89,20 +108,24 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
     for index, raw in enumerate(actions_raw, start=1):
         if not isinstance(raw, dict):
             raise VocabularyError(f"action {index}: not a mapping")
-        action_id, group, name = raw.get("id"), raw.get("group"), str(raw.get("name", "")).strip()
-        if isinstance(action_id, bool) or not isinstance(action_id, int) or action_id < 1:
-            raise VocabularyError(f"action {index}: id must be a whole number >= 1")
+        action_id, group = raw.get("id"), raw.get("group")
+        if not _whole(action_id, ACTION_ID_MOST):
+            raise VocabularyError(
+                f"action {index}: id must be a whole number >= 1, at most {ACTION_ID_MOST}"
+            )
+        name = _text(raw.get("name"), where=f"action {action_id}", name="its name")
         if action_id in seen:
             raise VocabularyError(f"action id {action_id} is given twice")
-        if group not in keys:
-            raise VocabularyError(f"action {action_id}: group {group!r} is not a group")
+        if not isinstance(group, str) or group not in keys:
+            shown = repr(group) if isinstance(group, str | int | float | None) else "a list"
+            raise VocabularyError(f"action {action_id}: group {shown} is not a group")
         if not name:
             raise VocabularyError(f"action {action_id}: needs a name")
         seen.add(action_id)
         actions.append((action_id, group, name[:120]))
     return Vocabulary(
-        name=str(data.get("name") or default_name),
-        source=str(data.get("source") or ""),
+        name=_text(data.get("name"), where="", name="its name") or default_name,
+        source=_text(data.get("source"), where="", name="its source"),
         groups=groups,
         actions=actions,
     )
@@ -111,10 +134,12 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
 def read_vocabulary(path: Path | str) -> Vocabulary:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise VocabularyError(f"cannot read {path.name}: {exc}") from None
+    except RecursionError:  # lists in lists ... (the parsers recurse)
+        raise VocabularyError(f"{path.name}: nested too deeply") from None
     try:
         return vocabulary_from(data, default_name=path.stem)
     except VocabularyError as exc:
