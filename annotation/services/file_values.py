@@ -3,6 +3,12 @@ before they reach the database."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from collections.abc import Hashable
+
+import yaml
+
 
 def shown(value: object) -> str:
     """A value as a message shows it: a list or a mapping by its kind only (a YAML alias
@@ -30,3 +36,40 @@ def file_text(value: object, *, where: str, name: str, error: type[Exception]) -
     if "\x00" in text:
         raise error(f"{prefix}{name} holds a NUL character, which a text cannot hold")
     return text
+
+
+def parse_file(text: str, *, is_json: bool) -> object:
+    """The file's ``text`` parsed as JSON or YAML, a key given twice in one mapping
+    refused (both parsers would keep the last value silently): ValueError (JSON) or
+    yaml.YAMLError (YAML, with the line) naming the key."""
+    if is_json:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict:
+    twice = [key for key, count in Counter(key for key, _ in pairs).items() if count > 1]
+    if twice:
+        raise ValueError(f"the key {twice[0]!r} is given twice in one mapping")
+    return dict(pairs)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, Hashable):
+                    continue  # the safe loader refuses it, with its own message
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        f"the key {key!r} is given twice",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)

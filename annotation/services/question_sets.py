@@ -17,7 +17,6 @@ list of mappings:
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -33,7 +32,7 @@ from annotation.designs.questionnaire import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
 from annotation.models import Answer, Dimension, Question, Study
-from annotation.services.file_values import file_text, shown
+from annotation.services.file_values import file_text, parse_file, shown
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +182,7 @@ def read_question_set(path: Path | str) -> QuestionSet:
     except (OSError, UnicodeDecodeError) as exc:
         raise QuestionSetError(f"cannot read {path}: {exc}") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = parse_file(text, is_json=path.suffix == ".json")
     except (ValueError, yaml.YAMLError) as exc:
         raise QuestionSetError(
             f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"

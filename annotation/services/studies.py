@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotation.designs import design_of
 from annotation.errors import ValidationFailed
@@ -21,7 +21,11 @@ def study_create(*, name: str, slug: str, dimensions=None, **settings) -> Study:
         raise ValidationFailed(f"a study with slug '{slug}' already exists")
     study = Study(name=name, slug=slug, **settings)
     study.full_clean()
-    study.save()
+    try:
+        with transaction.atomic():
+            study.save()
+    except IntegrityError:  # the same slug created at the same moment by another request
+        raise ValidationFailed(f"a study with slug '{slug}' already exists") from None
     design = design_of(study)
     Dimension.objects.bulk_create(
         Dimension(

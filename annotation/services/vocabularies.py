@@ -10,7 +10,6 @@ exports write, AVA's action_id). ``ava`` names the AVA v2.2 vocabulary MOSaic sh
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from annotation.models import (
     ProposeVerifySettings,
     Study,
 )
-from annotation.services.file_values import file_text
+from annotation.services.file_values import file_text, parse_file
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +134,7 @@ def read_vocabulary(path: Path | str) -> Vocabulary:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = parse_file(text, is_json=path.suffix == ".json")
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise VocabularyError(f"cannot read {path.name}: {exc}") from None
     except RecursionError:  # lists in lists ... (the parsers recurse)

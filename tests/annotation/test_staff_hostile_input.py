@@ -32,6 +32,7 @@ from annotation.services.question_sets import (
     question_set_from,
     read_question_set,
 )
+from annotation.services.studies import study_create
 from annotation.services.study_import import study_import_manifest
 from annotation.services.vocabularies import (
     VocabularyError,
@@ -684,3 +685,48 @@ def test_an_export_name_with_a_nul_character_is_not_found(rated_run):
     response = researcher().get(f"/api/studies/{study.slug}/exports/ratings.csv%00")
     assert response.status_code == 404
     assert "no export 'ratings.csv\x00'" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "twice.yaml",
+            "questions:\n  - key: depth\n    kind: comment\n    kind: score\n",
+            "the key 'kind' is given twice",
+        ),
+        (
+            "twice.json",
+            '{"questions": [{"key": "depth", "kind": "comment", "kind": "score"}]}',
+            "the key 'kind' is given twice in one mapping",
+        ),
+    ],
+)
+def test_a_key_given_twice_in_a_question_set_is_refused_not_the_last_kept(
+    tmp_path, name, text, message
+):
+    assert message in refused_set(tmp_path, text, name)
+
+
+def test_a_key_given_twice_in_a_vocabulary_is_refused(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text(
+        "groups: [{key: pose, label: Pose, label: Posture}]\n"
+        "actions: [{id: 1, group: pose, name: sit}]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(VocabularyError, match="the key 'label' is given twice"):
+        read_vocabulary(path)
+
+
+def test_a_study_created_twice_at_the_same_moment_is_refused_not_a_500(monkeypatch):
+    # given: the first request's study is stored after the second passed its checks
+    from annotation.services import studies  # noqa: PLC0415
+
+    study_create(name="First", slug="same-moment")
+    monkeypatch.setattr(studies.Study, "validate_unique", lambda self, exclude=None: None)
+    monkeypatch.setattr(studies.Study.objects, "filter", lambda **_: Study.objects.none())
+    # when / then: the database's unique slug speaks, as the check would have
+    with pytest.raises(ValidationFailed, match="a study with slug 'same-moment' already exists"):
+        study_create(name="Second", slug="same-moment")
+    assert list(Study.objects.values_list("name", flat=True)) == ["First"]
