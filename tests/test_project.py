@@ -2,6 +2,7 @@
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -372,3 +373,21 @@ def test_the_readme_says_every_service_restarts():
     assert {service.get("restart") for service in services.values()} == {"unless-stopped"}
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "Every service restarts on failure (`restart: unless-stopped`)" in readme
+
+
+def test_a_dotenv_file_sets_the_var_dir_and_what_is_built_from_it(tmp_path):
+    # given: the settings in a tree of their own, its .env naming the var dir
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    (tmp_path / ".env").write_text(f"MOSAIC_VAR_DIR={tmp_path / 'elsewhere'}\n")
+    # when
+    probe = subprocess.run(
+        [sys.executable, "-c", "import config.settings.base as b; print(b.VAR_DIR, b.MEDIA_ROOT)"],
+        cwd=tmp_path,
+        env=clean_env(PYTHONPATH=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # then
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == [str(tmp_path / "elsewhere"), str(tmp_path / "elsewhere/media")]

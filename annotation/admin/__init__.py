@@ -70,6 +70,7 @@ class AdaptiveSettingsInline(admin.StackedInline):
         "target_half_width",
         "min_ratings",
         "max_ratings",
+        "fixed_ratings",
         "looks",
         "alpha",
         "reviewed_at",

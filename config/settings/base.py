@@ -10,12 +10,12 @@ from pathlib import Path
 import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = Path(environ.Env().str("MOSAIC_VAR_DIR", default=str(BASE_DIR / "var")))
 
 env = environ.Env()
 env_file = BASE_DIR / ".env"
 if env_file.exists():
     environ.Env.read_env(str(env_file))
+VAR_DIR = Path(env.str("MOSAIC_VAR_DIR", default=str(BASE_DIR / "var")))  # after .env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="insecure-embedded-default-key-change-me")

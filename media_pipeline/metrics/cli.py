@@ -20,7 +20,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--weights-dir", type=Path, default=None)
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
     parser.add_argument(
-        "--batch-size", type=int, default=None, help="frames per batch (default: CPU 4, CUDA 32)"
+        "--batch-size",
+        type=int,
+        default=None,
+        help="frames per batch (default: 4 on CPU; on CUDA sized from the frame size and "
+        "the free GPU memory, at most 64)",
     )
     parser.set_defaults(handler=run)
 

@@ -218,3 +218,17 @@ def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
     label.refresh_from_db()
     assert label.value == 6.0
     assert ExpertLabel.objects.filter(stimulus__study=tiny.study).count() == 18
+
+
+def test_every_editable_design_setting_is_in_its_admin_box():
+    from annotation.admin import DESIGN_INLINES
+
+    for inline in DESIGN_INLINES.values():
+        if inline.fields is None:  # Django shows every editable field
+            continue
+        editable = {
+            field.name
+            for field in inline.model._meta.get_fields()
+            if getattr(field, "editable", False) and not field.auto_created
+        } - {inline.fk_name or "study"}
+        assert editable - set(inline.fields) == set(), inline.__name__
