@@ -35,7 +35,8 @@ against the fixed designs it would replace, all in the same run.
    repeat, with its standard error (``mse_saving``); where the mean RMSE and SRCC curves
    first reach the balanced design's is printed too, but that crossing is noisy.
 
-    .venv/bin/python bench/adaptive.py [--quick]
+    .venv/bin/python bench/adaptive.py [--quick] [--seed N] [--parts gaia,public,preference]
+        [--conditions 10,20,30] [--preference-repeats 64]
 
 Last stdout line: one JSON object with every figure.
 """
@@ -654,18 +655,7 @@ def part_preference(args) -> dict:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="smaller studies (about a minute)")
-    parser.add_argument("--seed", type=int, default=2024)
-    args = parser.parse_args()
-    args.videos = 600 if args.quick else 2000
-    args.public_repeats = 2 if args.quick else 10
-    args.conditions = (10, 20) if args.quick else (10, 20, 30)
-    args.preference_repeats = 4 if args.quick else 64
-    args.session_repeats = 2 if args.quick else 12
-    start = time.perf_counter()
-    gaia = part_gaia(args, np.random.default_rng(args.seed))
+def print_gaia(gaia: dict, args) -> None:
     print(
         f"1. GAIA-shaped: {gaia['videos']} videos x 3 dimensions, target half-width "
         f"{gaia['target_half_width']} (t at 35 ratings, SD 25)"
@@ -691,12 +681,11 @@ def main() -> None:
             f"{name:<26}{e['ratings_per_video']:>8.1f}{e['saving_vs_fixed']:>8.1%}"
             f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}"
         )
-    sizes = gaia["zmos_by_session_size"]
     print(
         f"1c. Two-stage minus the even design at equal budget, by session size "
         f"({args.session_repeats} studies each; mean +- standard error)"
     )
-    for session, e in sizes.items():
+    for session, e in gaia["zmos_by_session_size"].items():
         print(
             f"session {session:>4}: {e['ratings_per_video']:>5.1f} ratings/video  coverage "
             f"{e['coverage'][0]:.2%} +- {e['coverage'][1]:.2%}  Z-MOS RMSE "
@@ -704,7 +693,9 @@ def main() -> None:
             f"{e['zmos_srcc_minus_even'][0]:+.4f} +- {e['zmos_srcc_minus_even'][1]:.4f}  raw MOS "
             f"RMSE {e['raw_rmse_minus_even'][0]:+.3f} +- {e['raw_rmse_minus_even'][1]:.3f}"
         )
-    public = part_public(args)
+
+
+def print_public(public: dict) -> None:
     print("2. Public sets, resampled (5-point scale)")
     for case, entry in public.items():
         for rule in ("anytime_cs", "group_sequential_obf", "two_stage_stein", "naive_t"):
@@ -714,7 +705,9 @@ def main() -> None:
                 f"{rule:<22}{e['ratings_per_video']:>7.1f}{e['saving_vs_fixed']:>8.1%}"
                 f"{e['coverage']:>8.2%}{e['reached_target']:>8.1%}"
             )
-    preference = part_preference(args)
+
+
+def print_preference(preference: dict) -> None:
     print("3. Paired comparison, 20% ties: judgments to reach the full balanced design")
     for case, entry in preference.items():
         full = entry["full_balanced"]
@@ -729,14 +722,49 @@ def main() -> None:
                 f"{e['judgments_to_full_rmse']} (saving {e['saving_rmse']})"
                 f"  at the SRCC: {e['judgments_to_full_srcc']} (saving {e['saving_srcc']})"
             )
-    summary = {
-        "bench": "adaptive",
-        "quick": args.quick,
-        "seconds": round(time.perf_counter() - start, 1),
-        "gaia": gaia,
-        "public": public,
-        "preference": preference,
-    }
+
+
+PARTS = ("gaia", "public", "preference")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller studies (about a minute)")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument(
+        "--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}"
+    )
+    parser.add_argument(
+        "--conditions", default=None, help="preference: condition counts (default 10,20,30)"
+    )
+    parser.add_argument(
+        "--preference-repeats", type=int, default=None, help="preference: studies (default 64)"
+    )
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    if parts - set(PARTS):
+        parser.error(f"--parts takes {', '.join(PARTS)}")
+    args.videos = 600 if args.quick else 2000
+    args.public_repeats = 2 if args.quick else 10
+    default_conditions = (10, 20) if args.quick else (10, 20, 30)
+    args.conditions = (
+        tuple(int(c) for c in args.conditions.split(",")) if args.conditions else default_conditions
+    )
+    if args.preference_repeats is None:
+        args.preference_repeats = 4 if args.quick else 64
+    args.session_repeats = 2 if args.quick else 12
+    start = time.perf_counter()
+    summary = {"bench": "adaptive", "quick": args.quick}
+    if "gaia" in parts:
+        summary["gaia"] = part_gaia(args, np.random.default_rng(args.seed))
+        print_gaia(summary["gaia"], args)
+    if "public" in parts:
+        summary["public"] = part_public(args)
+        print_public(summary["public"])
+    if "preference" in parts:
+        summary["preference"] = part_preference(args)
+        print_preference(summary["preference"])
+    summary["seconds"] = round(time.perf_counter() - start, 1)
     print(json.dumps(summary))
 
 
