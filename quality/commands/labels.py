@@ -112,9 +112,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = _check_settings(args)
         answers = read_answers_csv(path=args.answers)
-        result = analyse(answers=answers, settings=settings)
     except (LabelsError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         return bad_input(exc)
+    try:
+        result = analyse(answers=answers, settings=settings)
+    except LabelsError as exc:  # names the line: the file too, as the reader's errors do
+        return bad_input(f"{args.answers}: {exc}")
     summary = json_ready(result.summary_dict())
     counts = summary["counts"]
     return finish(

@@ -39,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
         if args.keep < 1:
             raise LabelsError("--keep must be at least 1")
         verdicts = read_text_csv(path=args.verdicts, columns=VERDICT_COLUMNS, what="verdicts")
-        result = verify_labels(verdicts=verdicts, keep=args.keep)
     except (LabelsError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         return bad_input(exc)
+    try:
+        result = verify_labels(verdicts=verdicts, keep=args.keep)
+    except LabelsError as exc:  # names the line: the file too, as the reader's errors do
+        return bad_input(f"{args.verdicts}: {exc}")
     summary = json_ready(result.summary_dict())
     counts = summary["counts"]
     return finish(

@@ -389,3 +389,18 @@ def test_pyarrows_fast_path_reads_what_pandas_reads(content):
 def test_files_pyarrow_complains_about_go_to_pandas(content):
     data = content if isinstance(content, bytes) else content.encode()
     assert _read_fast(data, ANSWER_COLUMNS, categorical=True) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "line", "column", "value", "message"),
+    [
+        ("labels", 3, 4, "x", "line 3: score 'x' is not a finite number"),
+        ("verify", 3, 3, "maybe", "line 3:"),
+    ],
+)
+def test_an_error_found_past_the_reader_names_the_file_too(
+    tmp_path, capsys, command, line, column, value, message
+):
+    path = write(tmp_path, with_field(command, line, column, value))
+    err = assert_refused(run(command, path, tmp_path / "out"), capsys, tmp_path / "out", message)
+    assert f"error: {path}: line {line}:" in err
