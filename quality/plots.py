@@ -11,6 +11,9 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")
+# Labels are names people chose (dimensions, conditions, metrics, rater ids): drawn as
+# written, never read as mathtext ("$\x$" would be TeX, or a parse error and no figure).
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
