@@ -20,7 +20,7 @@ from pathlib import Path
 import ffmpeg
 
 from media_pipeline.ffmpeg.errors import MediaError
-from media_pipeline.ffmpeg.probe import probe
+from media_pipeline.ffmpeg.probe import libav_path, probe
 from media_pipeline.ffmpeg.synth import CODECS
 
 KINDS = {"blur": 6.0, "noise": 40.0, "blocks": 8.0}  # kind -> default strength
@@ -40,7 +40,7 @@ def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength
     if out.suffix.lower() not in CODECS:
         raise ValueError(f"unsupported output type {out.suffix!r} (one of {', '.join(CODECS)})")
     info = probe(source)  # a clear MediaError for anything that is not a video
-    video = ffmpeg.input(str(source)).video
+    video = ffmpeg.input(libav_path(source)).video
     if kind == "blur":
         video = video.filter("gblur", sigma=strength)
     elif kind == "noise":
@@ -58,7 +58,7 @@ def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         (
-            ffmpeg.output(video, str(out), an=None, **args)
+            ffmpeg.output(video, libav_path(out), an=None, **args)
             .global_args("-nostdin", "-v", "error")
             .overwrite_output()
             .run(capture_stdout=True, capture_stderr=True)

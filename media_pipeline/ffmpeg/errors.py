@@ -13,6 +13,10 @@ class CorruptVideo(MediaError):
     """A video container that cannot be decoded to the end (truncated, damaged)."""
 
 
+class TooLarge(MediaError):
+    """A video whose frames are larger than any H.264 level allows (no browser plays it)."""
+
+
 class TranscodeFailed(MediaError):
     """ffmpeg stopped with an error on a file that probed fine."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -20,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from media_pipeline.ffmpeg.errors import CorruptVideo, NotAVideo
+from media_pipeline.ffmpeg.errors import CorruptVideo, NotAVideo, TooLarge
 
 if TYPE_CHECKING:
     from av.container import InputContainer
@@ -43,6 +44,12 @@ IMAGE_FORMATS = {
 TEXT_FORMATS = {"tty", "bin", "adf", "idf", "xbin"}
 # libav warnings that mean the bytes stop before the container says they should.
 TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "truncated", "moov atom not found")
+# H.264 level 6.2, the highest: a frame of at most 139264 macroblocks of 16x16 (8192x4320
+# is 138240), neither side over sqrt(8 * 139264) = 1055 of them (16880 pixels). A larger
+# frame has no rendition a browser plays; a few KB can declare one (a PNG-in-MOV of
+# 16000x16000 is 32 KB), so it is refused before a frame is decoded.
+MAX_FRAME_MACROBLOCKS = 139264
+MAX_SIDE_MACROBLOCKS = 1055
 # PyAV's log settings are global to the process: one probe at a time changes them.
 _LOG_LOCK = threading.Lock()
 
@@ -90,6 +97,22 @@ class ProbeResult:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def libav_path(path: Path | str) -> str:
+    """`path` as libav and the ffmpeg command line must be given it: absolute. libav reads
+    a relative name with a colon as a protocol ("concat:a.mp4|b.mp4" reads other files,
+    "x:y.mp4" fails as an unknown protocol), ffmpeg one that starts with a dash as an
+    option ("-out/r.mp4"); an absolute path is always a local file."""
+    return os.path.abspath(path)
+
+
+def _too_large(width: int, height: int) -> bool:
+    mb_width, mb_height = -(-width // 16), -(-height // 16)
+    return (
+        mb_width * mb_height > MAX_FRAME_MACROBLOCKS
+        or max(mb_width, mb_height) > MAX_SIDE_MACROBLOCKS
+    )
 
 
 def sha256_file(path: Path | str, *, chunk_size: int = 1 << 20) -> str:
@@ -171,6 +194,7 @@ class _Read:
 
     error: str | None = None  # libav could not open the file at all
     container: str = ""
+    too_large: tuple[int, int] | None = None  # the declared size, not read further
     has_audio: bool = False
     video: _VideoRead | None = None
 
@@ -252,7 +276,7 @@ def _read(path: Path, *, count_packets: bool) -> tuple[_Read, list[str]]:
     with _libav_log() as messages:
         try:
             # Tags are never shown to anyone: a badly encoded one must not fail the probe.
-            container = av.open(str(path), metadata_errors="replace")
+            container = av.open(libav_path(path), metadata_errors="replace")
         except av.error.FFmpegError as exc:
             read.error = _error_text(exc)
         else:
@@ -265,12 +289,17 @@ def _read(path: Path, *, count_packets: bool) -> tuple[_Read, list[str]]:
                     if not s.disposition & av.stream.Disposition.attached_pic
                 ]
                 if video and read.container not in IMAGE_FORMATS | TEXT_FORMATS:
-                    read.video = _read_video(container, video[0], count_packets=count_packets)
+                    codec = video[0].codec_context
+                    if _too_large(codec.width, codec.height):
+                        read.too_large = (codec.width, codec.height)
+                    else:
+                        read.video = _read_video(container, video[0], count_packets=count_packets)
     return read, messages
 
 
 def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
-    """Probe `path` by content; raise `NotAVideo` or `CorruptVideo` with an admin's message.
+    """Probe `path` by content; raise `NotAVideo`, `CorruptVideo` or `TooLarge` (frames
+    larger than H.264 allows, refused before any is decoded) with an admin's message.
 
     The frame count is the container's (`nb_frames`) when it states one, else the number of
     video packets counted by demuxing (no decoding past the first frame, so fast). A file
@@ -280,8 +309,10 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     """
     path = Path(path)
     name = path.name
-    if not path.is_file():
+    if not path.exists():
         raise NotAVideo(f"not a video: {name} does not exist")
+    if not path.is_file():  # a folder, a device, a pipe (which would block the read)
+        raise NotAVideo(f"not a video: {name} is not a regular file")
     if path.stat().st_size == 0:
         raise NotAVideo(f"not a video: {name} is empty (0 bytes)")
     read, warnings = _read(path, count_packets=count_packets)
@@ -298,6 +329,12 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         raise NotAVideo(f"not a video: {name} is a still image ({container}), not a video")
     if container in TEXT_FORMATS:
         raise NotAVideo(f"not a video: {name} is text ({container}), not a video")
+    if read.too_large is not None:
+        width, height = read.too_large
+        raise TooLarge(
+            f"video too large: {name} is {width}x{height} pixels, more than any browser "
+            "plays (H.264: at most 8192x4320 or as many pixels, 16880 a side)"
+        )
     stream = read.video
     if stream is None:
         raise NotAVideo(

@@ -23,7 +23,9 @@ dropped or duplicated:
 - Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
   after ffmpeg succeeded and the re-probe agrees with the source (size, frame count, first
   to last frame time), so a half-written rendition is never served and a good one is
-  replaced only by a good one.
+  replaced only by a good one. A source replaced or rewritten between the probe and the
+  end of the encode (its inode, size or time changed) fails the transcode: the rendition
+  might show neither version.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from media_pipeline.ffmpeg.errors import (
     TranscodeTimeout,
 )
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
-from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
+from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
 
 FFMPEG = "ffmpeg"
 # The rendition's encoder settings; bench/transcode.py spells the same ones out by hand.
@@ -158,7 +160,7 @@ def rendition_command(
     encodes) and the poster is its frame at `poster_at`.
     """
     cut = {"ss": f"{segment.start:.6f}", "t": f"{segment.duration:.6f}"} if segment else {}
-    stream = ffmpeg.input(str(src), **cut)
+    stream = ffmpeg.input(libav_path(src), **cut)
     video = stream["v:0"]
     pad_right, pad_bottom = source.width % 2, source.height % 2
     extra: dict = {}
@@ -187,7 +189,7 @@ def rendition_command(
         # padding and RGB conversion use. Video only: AAC keeps its sample-rate base.
         options["enc_time_base:v"] = source.time_base
     rendition = ffmpeg.output(
-        *streams, str(output), f="mp4", map_metadata=-1, map_chapters=-1, **options
+        *streams, libav_path(output), f="mp4", map_metadata=-1, map_chapters=-1, **options
     )
     # With `-frames:v 1` alone, ffmpeg 5.1 still feeds every later decoded frame into the
     # poster's filter graph (6 % more CPU over bench/transcode.py's clips); `trim` closes
@@ -197,7 +199,7 @@ def rendition_command(
         first = first.trim(start=segment.poster_at).setpts("PTS-STARTPTS")
     still = ffmpeg.output(
         first.trim(end_frame=1),
-        str(poster),
+        libav_path(poster),
         f="image2",
         update=1,
         vframes=1,
@@ -300,7 +302,7 @@ def reprobe_rendition(path: Path) -> ProbeResult:
     import av  # lazily: a worker pays the import once, `--help` never
 
     try:
-        with av.open(str(path)) as container:
+        with av.open(libav_path(path)) as container:
             stream = container.streams.video[0]
             rate = stream.average_rate or stream.guessed_rate or Fraction(0)
             duration = float(container.duration or 0) / av.time_base
@@ -384,6 +386,16 @@ def _fsync(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells a file replaced or rewritten (device, inode, size, modification time);
+    None when it is not there."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
 def _check_stem(stem: str) -> str:
     if not stem or stem.startswith(".") or "/" in stem or "\\" in stem or "\0" in stem:
         raise ValueError(f"stem must be a plain file name, got {stem!r}")
@@ -422,6 +434,7 @@ def transcode(
         _check_stem(stem)
     # A segment needs the film's size, rate and length, not a count of all its packets
     # (a 15-minute AVA film is read once per person and keyframe otherwise).
+    unchanged = _identity(src)  # the file probed must be the file encoded
     source = probe(src, count_packets=around is None)
     segment = None
     if around is not None:
@@ -452,6 +465,11 @@ def transcode(
         lock = hold_part(tmp_output)
         try:
             _run(args, progress=_Progress(source=source, callback=on_progress), timeout_s=timeout_s)
+            if _identity(src) != unchanged:
+                raise TranscodeFailed(
+                    f"transcode failed: {src.name} was replaced or changed while it was "
+                    "being transcoded; nothing was kept"
+                )
             rendition = reprobe_rendition(tmp_output)
             _check(source, rendition, pad, frames_off=1 if segment else 0)
             if not tmp_poster.is_file() or tmp_poster.stat().st_size == 0:

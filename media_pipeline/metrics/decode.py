@@ -33,7 +33,7 @@ import av
 import numpy as np
 import torch
 
-from media_pipeline.ffmpeg.probe import IMAGE_FORMATS, TEXT_FORMATS
+from media_pipeline.ffmpeg.probe import IMAGE_FORMATS, TEXT_FORMATS, libav_path
 from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE, LumaRange
 from media_pipeline.metrics.registry import FrameSampling
 
@@ -191,7 +191,7 @@ class FrameStream:
 
     def _decode(self) -> Iterator[DecodedChunk]:
         try:
-            container = av.open(str(self.path))
+            container = av.open(libav_path(self.path))
         except (av.error.FFmpegError, OSError) as exc:
             raise VideoDecodeError(f"not a video: {self.path.name} ({exc})") from None
         with container:
@@ -381,7 +381,7 @@ def _in_background(sources: Sequence[Iterator], *, depth: int) -> Iterator:
 def _count_frames(path: Path) -> int:
     """Frames in the first video stream: the container's count, else its packets counted
     by demuxing in a separate opening (no decoding; WebM and GIF carry no count)."""
-    with av.open(str(path)) as container:
+    with av.open(libav_path(path)) as container:
         stream = container.streams.video[0]
         if stream.frames:
             return stream.frames

@@ -207,14 +207,12 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
             around=_segment_of(stimulus),
         )
     except ffmpeg.MediaError as exc:
-        # Name the file as the admin knows it, not by its storage name.
-        _fail(
-            job,
-            str(exc).replace(
-                Path(stimulus.source_file.name).name,
-                stimulus.original_name or stimulus.source_file.name,
-            ),
-        )
+        # Name the file as the admin knows it, not by its storage name or path (ffmpeg's
+        # messages name the input by its full path).
+        message = str(exc)
+        for stored in (stimulus.source_file.path, Path(stimulus.source_file.name).name):
+            message = message.replace(stored, stimulus.original_name or stimulus.source_file.name)
+        _fail(job, message)
         return
     except (ffmpeg.TransientMediaError, SoftTimeLimitExceeded) as exc:
         _retry_or_fail(job, str(exc) or "transcode timed out", retry_allowed=retry_allowed)

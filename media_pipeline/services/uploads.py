@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import tempfile
 from pathlib import Path
 
@@ -30,6 +31,17 @@ LABELS = (
 )
 
 
+def _plain_suffix(name: str) -> str:
+    """The upload's extension where it is a plain one (".mp4", ".webm"), else ".bin".
+
+    Only the extension of the uploader's name reaches a file name (the temporary copy and
+    the stored source, `<sha256>.<suffix>`); the video is probed by content. A long one
+    ("a." and 250 letters, or 100 CJK characters: 300 bytes) would make a name over the
+    file system's 255 bytes, and the upload would end in a server error."""
+    suffix = Path(name).suffix
+    return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,16}", suffix) else ".bin"
+
+
 def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
     """A path to the upload's bytes and their sha256; True when the path is ours to delete."""
     digest = hashlib.sha256()
@@ -37,7 +49,7 @@ def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
         for chunk in upload.chunks():
             digest.update(chunk)
         return Path(upload.temporary_file_path()), digest.hexdigest(), False
-    with tempfile.NamedTemporaryFile(suffix=Path(upload.name).suffix, delete=False) as handle:
+    with tempfile.NamedTemporaryFile(suffix=_plain_suffix(upload.name), delete=False) as handle:
         for chunk in upload.chunks():
             digest.update(chunk)
             handle.write(chunk)
@@ -84,7 +96,7 @@ def stimulus_upload(
             **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
         )
         upload.seek(0)
-        stimulus.source_file.save(upload.name, upload, save=False)
+        stimulus.source_file.save(f"upload{_plain_suffix(upload.name)}", upload, save=False)
         try:
             with transaction.atomic():
                 stimulus.save()
