@@ -256,7 +256,7 @@ def test_proposals_are_stored_as_given_and_a_second_rater_verifies_them(
     assert links.count() == 3
     assert links.filter(set_aside=True).count() == 1
     # when: a second rater verifies in another browser
-    other = browser.new_context(viewport={"width": 1280, "height": 800})
+    other = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
     try:
         second = other.new_page()
         start_session(second, live_server, tiny, "P2")

@@ -412,7 +412,7 @@ def test_the_admin_shows_audits_read_only():
 @pytest.fixture
 def audit_context(browser, tmp_path):
     """A Chromium page of 1280 x 900 that fails the test on any JavaScript error."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     context.set_default_timeout(15_000)
     page = context.new_page()
     errors: list[str] = []

@@ -443,7 +443,7 @@ def test_scripts_set_others_text_as_text_content(module, pattern):
 @pytest.fixture
 def rater_page(browser):
     """A Chromium page that fails the test on any JavaScript error; alert() is recorded."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.add_init_script("window.alert = (x) => { window.__alerted = String(x); };")

@@ -131,3 +131,32 @@ def test_behind_a_proxy_failures_count_per_client_address(client, settings):
     # then: the attacker is locked, and the user at another address is not
     assert sign_in("203.0.113.9", "pw") == 429
     assert sign_in("192.0.2.44", "pw") == 302
+
+
+def test_mosaics_own_pages_carry_the_content_security_policy(client):
+    from config.security import POLICY
+    from tests.annotation.rater_fixtures import tiny_study
+
+    tiny = tiny_study()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    slug = tiny.study.slug
+    for url in ("/", f"/studies/{slug}/monitor/", f"/studies/{slug}/results/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response["Content-Security-Policy"] == POLICY, url
+        assert "script-src 'self'" in POLICY
+    # the admin and the API keep Django's and DRF's own headers (their pages load inline
+    # scripts of their own)
+    assert "Content-Security-Policy" not in client.get("/admin/")
+    assert "Content-Security-Policy" not in client.get("/api/docs/")
+
+
+def test_no_template_of_mosaic_runs_an_inline_script():
+    import re
+    from pathlib import Path
+
+    templates = Path(__file__).resolve().parents[2] / "frontend" / "templates"
+    for template in templates.rglob("*.html"):
+        scripts = re.findall(r"<script([^>]*)>(.*?)</script>", template.read_text(), re.S)
+        for attributes, text in scripts:
+            assert "src=" in attributes or not text.strip(), template

@@ -37,7 +37,7 @@ def test_monitor_page_loads_its_module(client):
     tiny = tiny_study()
     signed_in(client, "admin")
     body = client.get(f"/studies/{tiny.study.slug}/monitor/").content.decode()
-    assert "frontend/monitor.js" in body
+    assert "frontend/monitor_page.js" in body
     assert f'<script id="study-slug" type="application/json">"{tiny.study.slug}"</script>' in body
 
 

@@ -1,0 +1,45 @@
+"""The pages' Content-Security-Policy (config/security.py) in a browser that enforces it:
+their scripts load and run and nothing is refused. The other browser tests bypass the
+policy (Playwright's wait_for_function evaluates strings, which the policy forbids)."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.factories import UserFactory
+from tests.frontend.test_monitor_browser import signed_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture
+def strict_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    refused: list[str] = []
+    errors: list[str] = []
+    page.on(
+        "console",
+        lambda message: "Content Security Policy" in message.text and refused.append(message.text),
+    )
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert refused == [], f"refused by the Content-Security-Policy: {refused}"
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_and_the_rater_page_run_under_the_policy(live_server, strict_page, rater_study):
+    tiny = rater_study(rest_every=0)
+    slug = tiny.study.slug
+    # the monitor: its module fills the progress card
+    signed_in(strict_page.context, live_server, UserFactory(is_staff=True, is_superuser=True))
+    response = strict_page.goto(f"{live_server.url}/studies/{slug}/monitor/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    expect(strict_page.locator("#progress")).not_to_be_empty()
+    # the rater page: its module leaves the loading step for the consent
+    strict_page.context.clear_cookies()
+    signed_in(strict_page.context, live_server, UserFactory())
+    strict_page.goto(f"{live_server.url}/study/{slug}/")
+    expect(strict_page.locator("#rater")).not_to_have_attribute("data-step", "loading")
