@@ -245,7 +245,7 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
             height=source.height,
             fps=source.fps,
             frame_count=source.frames,
-            duration_s=source.duration,
+            duration_s=result.duration,  # what plays: a header may claim more
             codec=source.codec,
             metadata=result.as_dict(),
         )

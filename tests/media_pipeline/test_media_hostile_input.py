@@ -235,6 +235,14 @@ def test_a_duration_declared_far_longer_than_the_frames_does_not_stretch_the_tra
     assert result.elapsed_s < 30
 
 
+@pytest.mark.django_db
+def test_a_stimulus_stores_the_duration_that_plays_not_the_one_its_header_claims(hostile):
+    stimulus = stimulus_of(hostile["ten_hours.webm"])
+    job = run_job(stimulus)
+    assert job.status == "done", job.error
+    assert (stimulus.frame_count, stimulus.duration_s) == (10, 1.0)
+
+
 # --- names and paths ----------------------------------------------------------------------
 
 
