@@ -46,3 +46,12 @@ def test_results_page_says_when_there_is_no_run(client):
     signed_in(client, "researcher")
     body = client.get(f"/studies/{tiny.study.slug}/results/").content.decode()
     assert "No finished analysis run yet." in body
+
+
+def test_every_page_names_its_icon(client):
+    from pathlib import Path
+
+    body = client.get("/accounts/login/").content.decode()
+    assert '<link rel="icon" href="/static/frontend/favicon.svg" type="image/svg+xml">' in body
+    icon = Path(__file__).resolve().parents[2] / "frontend/static/frontend/favicon.svg"
+    assert icon.read_text().startswith("<svg")
