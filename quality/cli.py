@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from quality.commands import analyze, compare, labels, rank, sequence, verify
-from quality.commands.io import EXIT_BAD_INPUT
+from quality.commands.io import EXIT_BAD_INPUT, bad_input, out_problem
 
 COMMANDS = (analyze, compare, rank, labels, verify, sequence)
 
@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if problem := out_problem(args.out):  # every command writes DIR: checked before any work
+        return bad_input(problem)
     for command in COMMANDS:
         if args.command == command.NAME:
             return command.run(args)

@@ -28,13 +28,16 @@ class Values(Protocol):
         """The values as plain JSON data: what the digest of a repeat is taken over."""
 
 
-def refuse_nul(text: str, *, what: str) -> None:
-    """Raise ValidationFailed naming ``what`` when ``text`` holds a NUL character.
+def refuse_nul(
+    text: str, *, what: str, error: Callable[[str], Exception] = ValidationFailed
+) -> None:
+    """Raise ``error`` (ValidationFailed by default) naming ``what`` when ``text`` holds a
+    NUL character.
 
     PostgreSQL stores no NUL in a text (nor in JSON): such a text is refused with a
     message rather than failing to store (a 500, which a page retries forever)."""
     if "\x00" in text:
-        raise ValidationFailed(f"{what} holds a NUL character, which a text cannot hold")
+        raise error(f"{what} holds a NUL character, which a text cannot hold")
 
 
 def values_digest(canonical: dict) -> str:

@@ -9,6 +9,8 @@ from collections.abc import Hashable
 
 import yaml
 
+from annotation.designs.base import refuse_nul
+
 
 def shown(value: object) -> str:
     """A value as a message shows it: a list or a mapping by its kind only (a YAML alias
@@ -33,8 +35,7 @@ def file_text(value: object, *, where: str, name: str, error: type[Exception]) -
     if not isinstance(value, str | int | float):
         raise error(f"{prefix}{name} must be a text, not {shown(value)}")
     text = str(value).strip()
-    if "\x00" in text:
-        raise error(f"{prefix}{name} holds a NUL character, which a text cannot hold")
+    refuse_nul(text, what=f"{prefix}{name}", error=error)
     return text
 
 

@@ -44,6 +44,7 @@ from django.core.files import File
 from django.db import transaction
 
 from annotation.designs import design_of
+from annotation.designs.base import refuse_nul
 from annotation.errors import ImportFailed
 from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
 
@@ -166,8 +167,7 @@ def _parse_row(
             "(quote a value that contains a comma)"
         )
     for column, value in raw.items():
-        if "\x00" in (value or ""):  # PostgreSQL stores no NUL in a text (nor in JSON)
-            raise ValueError(f"{column} holds a NUL character, which a text cannot hold")
+        refuse_nul(value or "", what=column, error=ValueError)
     path_text = (raw.get("path") or "").strip()
     if not path_text:
         raise ValueError("empty path")

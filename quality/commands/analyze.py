@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
@@ -96,8 +96,6 @@ def subjective_model_csv(ratings, name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     try:
         settings = _check_settings(args)
         ratings = read_ratings_csv(path=args.ratings)

@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.preference import (
     MODELS,
     PAIR_COLUMNS,
@@ -49,8 +49,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     if args.seed < 0:
         return bad_input("--seed must be 0 or more")
     try:

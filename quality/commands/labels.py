@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.labels import (
     LABEL_COLUMNS,
     METHODS,
@@ -107,8 +107,6 @@ def _check_settings(args: argparse.Namespace) -> LabelSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     try:
         settings = _check_settings(args)
         answers = read_answers_csv(path=args.answers)

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.ranking import (
     CONSENSUS_COLUMNS,
     RANK_DISTRIBUTION_COLUMNS,
@@ -91,8 +91,6 @@ def _naming(path: Path | None, compute):
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     try:
         settings = _settings(args)
         frame = read_rankings_csv(path=args.rankings)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import InputError, bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import InputError, bad_input, csv_text, finish, json_ready
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
 from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8
 
@@ -146,8 +146,6 @@ def sequence_table(scores: pd.DataFrame, plan: AnytimeConfidenceSequence) -> pd.
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     try:
         plan = _plan(args)
         scores = read_scores(args.scores, low=plan.low, high=plan.high)

@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, out_problem
+from quality.commands.io import bad_input, csv_text, finish, json_ready
 from quality.stats.labels.csv_input import read_text_csv
 from quality.stats.verify import VERDICT_COLUMNS, VERIFIED_COLUMNS, LabelsError, verify_labels
 
@@ -33,8 +33,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if problem := out_problem(args.out):
-        return bad_input(problem)
     try:
         if args.keep < 1:
             raise LabelsError("--keep must be at least 1")

@@ -91,6 +91,25 @@ def read_csv_checked(
         raise error(f"{path}: not a readable CSV ({exc})") from None
 
 
+def check_header(
+    path: str | Path,
+    read: Sequence[str],
+    columns: Sequence[str],
+    *,
+    error: type[Exception],
+    optional: Sequence[str] = (),
+    data: bytes | None = None,
+) -> None:
+    """Raise ``error`` for a header (``read``: the names pandas read) that lacks one of
+    ``columns`` or names one of them, or of the ``optional`` ones, twice."""
+    missing = [c for c in columns if c not in read]
+    if missing:
+        raise error(f"{path}: missing column(s): {', '.join(missing)}")
+    twice = named_twice(path, read, [*columns, *optional], data)
+    if twice:
+        raise error(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+
+
 def named_twice(
     path: str | Path, read: Sequence[str], columns: Sequence[str], data: bytes | None = None
 ) -> list[str]:
@@ -151,12 +170,9 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
         if isinstance(exc, RatingsError):
             raise
         raise RatingsError(_first_bad_score(path)) from None  # a score that is not a number
-    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
-    if missing:
-        raise RatingsError(f"{path}: missing column(s): {', '.join(missing)}")
-    twice = named_twice(path, frame.columns, _ID_COLUMNS + ("score",))
-    if twice:
-        raise RatingsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+    check_header(
+        path, frame.columns, REQUIRED_COLUMNS, error=RatingsError, optional=(SESSION_COLUMN,)
+    )
     columns = [*REQUIRED_COLUMNS, *([SESSION_COLUMN] if SESSION_COLUMN in frame.columns else [])]
     frame = frame[columns]
     empty = {c: (frame[c].isna() | (frame[c] == "")).to_numpy() for c in _ID_COLUMNS[:3]}

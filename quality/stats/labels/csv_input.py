@@ -29,7 +29,7 @@ import pyarrow.csv as pa_csv
 
 from quality.stats.labels.answers import ANSWER_COLUMNS
 from quality.stats.labels.table import LINE_COLUMN, LabelsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, named_twice, read_csv_checked
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, read_csv_checked
 
 
 def _unquote(column: pd.Series) -> pd.Series:
@@ -117,12 +117,7 @@ def read_text_csv(
     frame = _read_fast(data, columns, categorical=categorical)
     if frame is None:
         frame = _read_careful(data, path)
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise LabelsError(f"{path}: missing column(s): {', '.join(missing)}")
-    twice = named_twice(path, frame.columns, columns, data)
-    if twice:
-        raise LabelsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+    check_header(path, frame.columns, columns, error=LabelsError, data=data)
     frame = frame[list(columns)].fillna("")
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
     line = np.flatnonzero(~blank) + 2

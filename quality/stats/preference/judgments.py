@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, named_twice, read_csv_checked
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, read_csv_checked
 
 JUDGMENT_COLUMNS = ("rater_id", "question", "content_id", "left", "right", "choice")
 ID_COLUMNS = JUDGMENT_COLUMNS[:5]
@@ -186,12 +186,7 @@ def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
     quoted field spans lines.
     """
     frame = read_csv_checked(path, error=JudgmentsError)
-    missing = [c for c in JUDGMENT_COLUMNS if c not in frame.columns]
-    if missing:
-        raise JudgmentsError(f"{path}: missing column(s): {', '.join(missing)}")
-    twice = named_twice(path, frame.columns, JUDGMENT_COLUMNS)
-    if twice:
-        raise JudgmentsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+    check_header(path, frame.columns, JUDGMENT_COLUMNS, error=JudgmentsError)
     frame = frame[list(JUDGMENT_COLUMNS)]
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in JUDGMENT_COLUMNS])
     line_numbers = np.flatnonzero(~blank) + 2

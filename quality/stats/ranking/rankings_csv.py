@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from quality.stats.ranking.rankings import COLUMNS, LINE_COLUMN, RankingsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, named_twice, read_csv_checked
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, csv_float, read_csv_checked
 
 
 def _unquote(text: str) -> str:
@@ -31,12 +31,7 @@ def _unquote(text: str) -> str:
 def _read_text_csv(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
     """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped."""
     frame = read_csv_checked(path, error=RankingsError)
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise RankingsError(f"{path}: missing column(s): {', '.join(missing)}")
-    twice = named_twice(path, frame.columns, columns)
-    if twice:
-        raise RankingsError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+    check_header(path, frame.columns, columns, error=RankingsError)
     frame = frame[list(columns)].fillna("")
     frame[LINE_COLUMN] = np.arange(len(frame), dtype=np.int64) + 2
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
