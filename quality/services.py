@@ -1,7 +1,15 @@
-"""Analysis runs: request one, compute it (in a Celery task), store what came out."""
+"""Analysis runs and export jobs: request one, compute it (in a Celery task), store what
+came out.
+
+A request made again while its twin still waits (a double click, a replayed request) gets
+the waiting row back rather than a second one. A row's task message can be lost (the
+broker down when it was sent, or with a worker killed mid-run): `sweep_stale_requests`,
+run by beat, sends a waiting row again and ends an abandoned one with its reason.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import secrets
@@ -9,11 +17,12 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Answer, Study
-from config.task_dispatch import send_on_commit
+from config.task_dispatch import send_now, send_on_commit
 from quality import export
 from quality.designs import analysis_of
 from quality.models import AnalysisRun, ExportJob
@@ -21,18 +30,48 @@ from quality.selectors import exclusions_fingerprint, study_exclusions
 
 logger = logging.getLogger(__name__)
 
+# The tasks' hard time limits (quality.tasks): a row running longer than this has lost
+# its worker.
+ANALYSIS_TIME_LIMIT_S = 660
+EXPORT_TIME_LIMIT_S = 1860
+
 
 def analysis_run_request(*, study: Study, requested_by=None) -> AnalysisRun:
-    """Queue an analysis of the study's answers as they are now (computed on commit), with
-    its design's settings as they are now."""
+    """Queue an analysis of the study's answers, with its design's settings as they are
+    now; it sees every answer up to when a worker takes it. While a run of the study with
+    the same settings still waits to be taken, that run is returned instead of a second
+    one (it will compute the same thing); the study's row lock makes two requests at once
+    agree on one run."""
     from quality.tasks import run_analysis
 
-    snapshot = analysis_of(study).settings_for(study=study)
-    run = AnalysisRun.objects.create(
-        study=study, requested_by=requested_by, settings_snapshot=snapshot
+    snapshot = json.loads(
+        json.dumps(analysis_of(study).settings_for(study=study), cls=DjangoJSONEncoder)
     )
-    send_on_commit(run_analysis, run.pk)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        for waiting in study.analysis_runs.filter(status=AnalysisRun.Status.QUEUED):
+            if waiting.settings_snapshot == snapshot:
+                logger.info("analysis run %s of %s still waits: asked again", waiting.pk, study)
+                return waiting
+        run = AnalysisRun.objects.create(
+            study=study, requested_by=requested_by, settings_snapshot=snapshot
+        )
+        send_on_commit(run_analysis, run.pk)
     return run
+
+
+def _taken(model, pk: int):
+    """The row, locked and marked running, unless it is done, failed or gone. A running
+    row is taken again: its worker was lost and the message came back (were it still
+    running elsewhere, both computations write the same result)."""
+    row = model.objects.select_for_update().filter(pk=pk).first()
+    if row is None or row.status in (model.Status.DONE, model.Status.FAILED):
+        return None
+    if row.status == model.Status.RUNNING:
+        logger.warning("%s was running since %s: started again", row, row.started_at)
+    row.status = model.Status.RUNNING
+    row.started_at = timezone.now()
+    return row
 
 
 def clean(value):
@@ -47,13 +86,12 @@ def clean(value):
 
 
 def analysis_run_execute(*, run_id: int) -> None:
-    """Compute a queued run; a finished run is left alone, so a redelivery is harmless."""
+    """Compute a queued run; a finished run is left alone, so a redelivery or a second
+    send is harmless."""
     with transaction.atomic():
-        run = AnalysisRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.status in (AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED):
+        run = _taken(AnalysisRun, run_id)
+        if run is None:
             return
-        run.status = AnalysisRun.Status.RUNNING
-        run.started_at = timezone.now()
         run.save(update_fields=["status", "started_at"])
     try:
         computed = analysis_of(run.study).execute(run=run)
@@ -119,12 +157,22 @@ def export_job_request(
     *, study: Study, name: str, run: AnalysisRun | None, requested_by=None
 ) -> ExportJob:
     """Queue an export to be written to a file (sent on commit). Raises ExportUnavailable
-    for an unknown name, or a run export without a finished run, before queueing."""
+    for an unknown name, or a run export without a finished run, before queueing. While
+    the same export (name and run) still waits to be taken, that job is returned instead
+    of a second one."""
     from quality.tasks import build_export
 
     export.export_content(study=study, name=name, run=run)  # checks, streams nothing yet
-    job = ExportJob.objects.create(study=study, run=run, name=name, requested_by=requested_by)
-    send_on_commit(build_export, job.pk)
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        waiting = ExportJob.objects.filter(
+            study=study, run=run, name=name, status=ExportJob.Status.QUEUED
+        ).first()
+        if waiting is not None:
+            logger.info("export job %s of %s still waits: asked again", waiting.pk, study)
+            return waiting
+        job = ExportJob.objects.create(study=study, run=run, name=name, requested_by=requested_by)
+        send_on_commit(build_export, job.pk)
     return job
 
 
@@ -133,12 +181,10 @@ def export_job_execute(*, job_id: int) -> None:
     complete, so a download never sees half a file. A redelivered finished job is left
     alone; an interrupted one starts over."""
     with transaction.atomic():
-        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.status in (ExportJob.Status.DONE, ExportJob.Status.FAILED):
+        job = _taken(ExportJob, job_id)
+        if job is None:
             return
-        job.status = ExportJob.Status.RUNNING
         job.attempts += 1
-        job.started_at = timezone.now()
         job.save(update_fields=["status", "attempts", "started_at"])
     relative = f"exports/{job.study.slug}/{job.pk}-{secrets.token_hex(8)}-{job.name}"
     target = Path(settings.MEDIA_ROOT) / relative
@@ -163,3 +209,44 @@ def export_job_execute(*, job_id: int) -> None:
         size_bytes=target.stat().st_size,
         finished_at=timezone.now(),
     )
+
+
+def sweep_stale_requests(*, older_than_s: int = 300) -> dict[str, list[int]]:
+    """Keep analysis runs and export jobs moving: those still queued `older_than_s`
+    seconds after they were asked for lost their message (the broker was down) and are
+    sent again; those still running past their task's hard time limit lost their worker
+    and its message (a redelivered message starts a row over, `_taken`) and are marked
+    failed with the reason, rather than left running for ever or tried in a loop.
+    Returns the ids sent again and marked failed. Sending twice is harmless."""
+    from quality.tasks import build_export, run_analysis
+
+    now = timezone.now()
+    swept: dict[str, list[int]] = {}
+    for name, model, task, limit_s in (
+        ("analysis_runs", AnalysisRun, run_analysis, ANALYSIS_TIME_LIMIT_S),
+        ("export_jobs", ExportJob, build_export, EXPORT_TIME_LIMIT_S),
+    ):
+        waiting = model.objects.filter(
+            status=model.Status.QUEUED, created_at__lt=now - timedelta(seconds=older_than_s)
+        ).values_list("pk", flat=True)
+        swept[f"{name}_sent"] = [pk for pk in waiting if send_now(task, pk)]
+        abandoned = model.objects.filter(
+            status=model.Status.RUNNING, started_at__lt=now - timedelta(seconds=limit_s + 60)
+        ).values_list("pk", "started_at")
+        swept[f"{name}_failed"] = [
+            pk
+            for pk, started_at in abandoned
+            # only if no worker took it again meanwhile
+            if model.objects.filter(
+                pk=pk, status=model.Status.RUNNING, started_at=started_at
+            ).update(
+                status=model.Status.FAILED,
+                error="its worker stopped before it finished (killed, restarted or out of "
+                "memory) and nothing took it over; ask for it again",
+                finished_at=now,
+            )
+        ]
+    for key, ids in swept.items():
+        if ids:
+            logger.warning("stale %s: %s", key.replace("_", " "), ids)
+    return swept

@@ -147,6 +147,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-jobs": {"task": "media_pipeline.tasks.requeue_stale", "schedule": 120},
+    # analysis runs and export jobs: a lost message sent again, an abandoned run ended
+    "sweep-stale-requests": {"task": "quality.tasks.sweep_stale_requests", "schedule": 120},
     "sweep-verify-queues": {"task": "annotation.tasks.sweep_verify_queues", "schedule": 300},
     # adaptive collection: a review lost with the broker is made good within a minute
     "sweep-adaptive": {"task": "annotation.tasks.sweep_adaptive", "schedule": 60},
