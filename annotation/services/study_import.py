@@ -166,6 +166,12 @@ def _parse_row(
             f"{fields} fields but the header has {len(raw) - 1} columns "
             "(quote a value that contains a comma)"
         )
+    if None in raw.values():  # csv.DictReader's value for the fields a short row lacks
+        fields = sum(value is not None for value in raw.values())
+        raise ValueError(
+            f"{fields} fields but the header has {len(raw)} columns (a missing field is not "
+            "an empty one: end the row with a comma for each empty one)"
+        )
     for column, value in raw.items():
         refuse_nul(value or "", what=column, error=ValueError)
     path_text = (raw.get("path") or "").strip()

@@ -66,8 +66,14 @@ def read_csv_checked(
     text), blank lines kept as rows (row index + 2 is the line as an editor shows it), a
     row with an extra field an error rather than an index. Its failures are raised as
     ``error`` naming the problem: an empty file, text that is not UTF-8 (with its line),
-    a first row with more fields than the header (which pandas only warns about), any
-    other parse error."""
+    a first row with more fields than the header (which pandas only warns about), a row
+    with fewer (which pandas fills with empty text), any other parse error."""
+    frame = _read_csv(path, error=error, dtype=dtype, data=data)
+    _refuse_short_rows(frame, path, error=error, data=data)
+    return frame
+
+
+def _read_csv(path: str | Path, *, error: type[Exception], dtype, data: bytes | None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -89,6 +95,31 @@ def read_csv_checked(
         ) from None
     except pd.errors.ParserError as exc:
         raise error(f"{path}: not a readable CSV ({exc})") from None
+
+
+def _refuse_short_rows(
+    frame: pd.DataFrame, path: str | Path, *, error: type[Exception], data: bytes | None
+) -> None:
+    """Raise ``error`` naming the first line with fewer fields than the header. pandas
+    reads a missing field as empty text, like an empty one, so a short row shows as one
+    whose last field reads empty and that is not a blank line; only when there is such a
+    row is the file read again, record by record (quoted line breaks counted)."""
+    last = frame.iloc[:, -1] if frame.shape[1] > 1 else None
+    if last is None or not pd.api.types.is_string_dtype(last.dtype):
+        return  # one column cannot be short; a missing number reads as NaN, refused later
+    empty = [(frame[c].isna() | (frame[c] == "")).to_numpy() for c in frame.columns]
+    if not (empty[-1] & ~np.logical_and.reduce(empty)).any():
+        return
+    data = Path(path).read_bytes() if data is None else data
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
+        records = csv.reader(text)
+        header = len(next(records, []))
+        for fields in records:
+            if 0 < len(fields) < header:
+                raise error(
+                    f"{path}: line {records.line_num}: {len(fields)} field(s) where the "
+                    f"header has {header}"
+                )
 
 
 def check_header(

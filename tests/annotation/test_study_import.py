@@ -205,6 +205,30 @@ def test_a_row_with_more_fields_than_the_header_is_refused(tmp_path):
     assert Stimulus.objects.count() == 0
 
 
+def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path):
+    # given: a row that stops before its optional last columns, and one that gives them
+    # empty
+    study = make_study()
+    manifest = write_text_manifest(
+        tmp_path,
+        "path,role,prompt,action\na.mp4,stimulus,a man running\nb.mp4,stimulus,,\n",
+        "a.mp4",
+        "b.mp4",
+    )
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: the short row only
+    assert caught.value.errors == [
+        (
+            2,
+            "3 fields but the header has 4 columns (a missing field is not an empty one: "
+            "end the row with a comma for each empty one)",
+        )
+    ]
+    assert Stimulus.objects.count() == 0
+
+
 def test_a_repeated_column_is_refused(tmp_path):
     study = make_study()
     manifest = write_text_manifest(

@@ -189,6 +189,42 @@ def test_a_row_missing_its_last_field_is_refused_naming_its_line(tmp_path, capsy
     assert_refused(run(command, path, out), capsys, out, "line 3")
 
 
+# (command, file) where the row on line 3 lacks a last field that may be empty: a tags
+# answer with no tag, an optional session id, an empty-looking field after a quoted one.
+SHORT_BUT_EMPTY_ALLOWED = {
+    "labels": "rater_id,item_id,question,kind,answer\na,v1,q,tags,x\nb,v1,q,tags\nc,v1,q,tags,\n",
+    "analyze": "rater_id,video_id,dimension,score,session_id\nr0,v1,d,50,s1\nr0,v2,d,40\n"
+    "r1,v1,d,60,\n",
+}
+
+
+@pytest.mark.parametrize("command", list(SHORT_BUT_EMPTY_ALLOWED))
+def test_a_row_missing_a_field_that_may_be_empty_is_refused_naming_its_line(
+    tmp_path, capsys, command
+):
+    # pandas reads a missing field as empty text, the same as an empty field.
+    path = write(tmp_path, SHORT_BUT_EMPTY_ALLOWED[command])
+    out = tmp_path / "out"
+    assert_refused(
+        run(command, path, out), capsys, out, f"{path}: line 3: 4 field(s) where the header has 5"
+    )
+
+
+def test_empty_last_fields_and_a_quoted_line_break_are_not_short_rows(tmp_path, capsys):
+    # given: quoted ids spanning two lines and empty tags answers
+    header = "rater_id,item_id,question,kind,answer\n"
+    good = header + 'a,"v\n1",q,tags,x\nb,"v\n1",q,tags,\nc,v2,q,tags,\n'
+    assert run("labels", write(tmp_path, good, "good.csv"), tmp_path / "out") == 0
+    # when the next row, on line 7 of the file, lacks its answer (pyarrow's parser
+    # declines the file, pandas reads it)
+    short = good + "d,v2,q,tags\n"
+    assert _read_fast(short.encode(), ANSWER_COLUMNS, categorical=False) is None
+    path = write(tmp_path, short, "short.csv")
+    # then the message names its line in the file, counting the quoted line breaks
+    out = tmp_path / "out2"
+    assert_refused(run("labels", path, out), capsys, out, f"{path}: line 7: 4 field(s)")
+
+
 @pytest.mark.parametrize("values", ["same", "different"])
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_column_named_twice_is_refused(tmp_path, capsys, command, values):

@@ -206,23 +206,22 @@ def test_categorical_answers_give_the_same_result_and_errors_as_text():
         encode_answers(answers=categorical(bad))
 
 
-def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path):
+def test_read_answers_csv_numbers_lines_with_and_without_blank_lines(tmp_path, monkeypatch):
     # given: the same answers, once plain and once with blank lines (kept as rows so
-    # that lines are counted), both read by pyarrow's parser, and once with a short
-    # row too, which only pandas' parser reads
-    from quality.stats.labels import read_answers_csv
+    # that lines are counted), both read by pyarrow's parser, and the blank lines once
+    # more by pandas' parser (the one a file pyarrow's declines goes to)
+    from quality.stats.labels import csv_input, read_answers_csv
 
     header = "rater_id,item_id,question,kind,answer\n"
     body = ["a,007,q,score,1\n", "b,007,q,tags,\n", "'@c,007,q,tags,'-x|y\n"]
     plain, spaced = tmp_path / "plain.csv", tmp_path / "spaced.csv"
     plain.write_text(header + "".join(body))
     spaced.write_text(header + "\n" + body[0] + "\n\n" + body[1] + ",,,,\n" + body[2])
-    short = tmp_path / "short.csv"
-    short.write_text(header + "\n" + body[0] + "\n\n" + "b,007,q,tags\n" + ",,,,\n" + body[2])
     # when
     first = read_answers_csv(path=plain)
     second = read_answers_csv(path=spaced)
-    third = read_answers_csv(path=short)
+    monkeypatch.setattr(csv_input, "_read_fast", lambda *args, **kwargs: None)
+    third = read_answers_csv(path=spaced)
     # then: text kept as written, spreadsheet quotes removed, empty answers empty
     assert first.drop(columns="line").values.tolist() == [
         ["a", "007", "q", "score", "1"],
