@@ -1,6 +1,8 @@
 """Stimuli (videos) with their content labels, expert scores and tutorial pairs."""
 
+import re
 import uuid
+from pathlib import Path
 
 from django.db import models
 from django.db.models import Q
@@ -8,9 +10,19 @@ from django.db.models import Q
 from annotation.models.study import Dimension, Study
 
 
+def plain_suffix(filename: str) -> str:
+    """The name's extension, lower case, where it is a plain one ("mp4", "webm"), else
+    "bin". Only the extension of a source's name reaches a stored file name; a long one
+    ("a." and 200 letters, or 80 CJK characters: 240 bytes) would make a name over the
+    file system's 255 bytes, or Django would cut the checksum short to fit the field. A
+    video is probed by its content, never by its name."""
+    suffix = Path(filename).suffix[1:]
+    return suffix.lower() if re.fullmatch(r"[A-Za-z0-9]{1,16}", suffix) else "bin"
+
+
 def source_upload_path(instance: "Stimulus", filename: str) -> str:
-    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
-    return f"sources/{instance.checksum[:2]}/{instance.checksum}.{suffix}"
+    """``sources/<2 hex>/<sha256>.<plain suffix>``, whatever the source's name."""
+    return f"sources/{instance.checksum[:2]}/{instance.checksum}.{plain_suffix(filename)}"
 
 
 class Stimulus(models.Model):

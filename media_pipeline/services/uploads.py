@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import tempfile
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
+from annotation.models.stimulus import plain_suffix
 from media_pipeline import ffmpeg
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
@@ -31,17 +31,6 @@ LABELS = (
 )
 
 
-def _plain_suffix(name: str) -> str:
-    """The upload's extension where it is a plain one (".mp4", ".webm"), else ".bin".
-
-    Only the extension of the uploader's name reaches a file name (the temporary copy and
-    the stored source, `<sha256>.<suffix>`); the video is probed by content. A long one
-    ("a." and 250 letters, or 100 CJK characters: 300 bytes) would make a name over the
-    file system's 255 bytes, and the upload would end in a server error."""
-    suffix = Path(name).suffix
-    return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,16}", suffix) else ".bin"
-
-
 def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
     """A path to the upload's bytes and their sha256; True when the path is ours to delete."""
     digest = hashlib.sha256()
@@ -49,7 +38,8 @@ def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
         for chunk in upload.chunks():
             digest.update(chunk)
         return Path(upload.temporary_file_path()), digest.hexdigest(), False
-    with tempfile.NamedTemporaryFile(suffix=_plain_suffix(upload.name), delete=False) as handle:
+    suffix = f".{plain_suffix(upload.name)}"
+    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as handle:
         for chunk in upload.chunks():
             digest.update(chunk)
             handle.write(chunk)
@@ -96,7 +86,7 @@ def stimulus_upload(
             **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
         )
         upload.seek(0)
-        stimulus.source_file.save(f"upload{_plain_suffix(upload.name)}", upload, save=False)
+        stimulus.source_file.save(f"upload.{plain_suffix(upload.name)}", upload, save=False)
         try:
             with transaction.atomic():
                 stimulus.save()

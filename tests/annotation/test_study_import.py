@@ -504,3 +504,23 @@ def test_session_split_is_reproducible():
             ]
         )
     assert splits[0] == splits[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "suffix"),
+    [("a." + "x" * 200, "bin"), ("a." + "视" * 80, "bin"), ("a.MP4", "mp4"), ("noext", "bin")],
+)
+def test_a_source_is_stored_under_its_checksum_and_a_plain_suffix(tmp_path, name, suffix):
+    # given: a file whose extension alone is 200 letters, or 240 bytes of CJK (with the
+    # checksum, over the file system's 255 bytes: an OSError; Django cut the checksum
+    # short to fit the field)
+    study = make_study()
+    manifest = write_text_manifest(tmp_path, f"path,role\n{name},stimulus\n", name)
+    # when
+    study_import_manifest(study=study, manifest=manifest)
+    # then
+    stimulus = Stimulus.objects.get()
+    checksum = stimulus.checksum
+    assert stimulus.source_file.name == f"sources/{checksum[:2]}/{checksum}.{suffix}"
+    assert stimulus.original_name == name
+    assert stimulus.source_file.read() == f"video bytes of {name}".encode()
