@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from annotation.designs.base import plain_int
 from annotation.errors import Conflict, NotFound
 from annotation.models import Study
 from annotation.roles import IsResearcher
@@ -45,9 +46,8 @@ class RunSerializer(serializers.ModelSerializer):
 def latest_done_run(study: Study, run_id: str | None) -> AnalysisRun | None:
     runs = AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE)
     if run_id:
-        # ASCII digits only ("²" is a digit to str.isdigit, not to int), few enough for int()
-        plain = run_id.isascii() and run_id.isdigit() and len(run_id) <= 18
-        run = runs.filter(pk=int(run_id)).first() if plain else None
+        pk = plain_int(run_id)
+        run = None if pk is None else runs.filter(pk=pk).first()
         if run is None:
             raise NotFound(f"no finished analysis run {run_id} in this study")
         return run

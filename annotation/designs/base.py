@@ -40,6 +40,13 @@ def refuse_nul(
         raise error(f"{what} holds a NUL character, which a text cannot hold")
 
 
+def plain_int(text: str, *, digits: int = 18) -> int | None:
+    """``text`` as a whole number when it is 1 to ``digits`` ASCII digits (18: a bigint's
+    worth), else None. ``str.isdigit`` alone lets by "²" (on which ``int`` fails), "١٢"
+    (which ``int`` reads as 12) and 5,000 digits (past ``int``'s limit)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= digits else None
+
+
 def values_digest(canonical: dict) -> str:
     """sha256 of the values as canonical JSON (sorted keys, no spaces, numbers as Python
     writes them), the same for a repeat of the same answer on every path."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
-from annotation.designs.base import Design, refuse_nul
+from annotation.designs.base import Design, plain_int, refuse_nul
 from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
     SEGMENT_COLUMNS,
@@ -260,14 +260,9 @@ def _check_verdicts(data: dict, item: Item | None) -> Verified:
         raise refusal
     verdicts = {}
     for key, value in raw.items():
-        # ASCII digits, a bigint's worth: isdigit() alone lets by "²" and 5,000 digits,
-        # on which int() fails, and "١٢", which int() reads as 12
-        text = str(key)
-        if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        action = plain_int(str(key))
+        if action is None or not isinstance(value, bool):
             raise refusal
-        if not isinstance(value, bool):
-            raise refusal
-        action = int(text)
         if action in verdicts:  # "012" and "12"
             raise ValidationFailed(f"'verdicts' names an action twice: {action}")
         verdicts[action] = value

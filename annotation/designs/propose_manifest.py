@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from annotation.designs.base import plain_int
 from annotation.designs.propose_study import PROPOSE, settings_of, vocabulary_of
 from annotation.models import ExpertLabel, Stimulus
 
@@ -48,9 +49,9 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     x1, y1, x2, y2 = (_corner(columns, name) for name in ("x1", "y1", "x2", "y2"))
     if not (x1 < x2 and y1 < y2):
         raise ValueError("the box needs x1 < x2 and y1 < y2")
-    person = columns.get("person_id") or "0"
-    if not person.isdigit():
-        raise ValueError(f"person_id must be a whole number, got {person!r}")
+    person = plain_int(columns.get("person_id") or "0")
+    if person is None:
+        raise ValueError(f"person_id must be a whole number, got {columns['person_id']!r}")
     expert = []
     if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
         vocabulary = vocabulary_of(study.pk)
@@ -60,10 +61,10 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
                 "before the experts' labels"
             )
         text = columns.get("expert_actions", "")
-        try:
-            expert = sorted({int(part) for part in text.split("|") if part.strip()})
-        except ValueError:
-            raise ValueError(f"expert_actions must be action ids joined by '|': {text!r}") from None
+        parts = [plain_int(part.strip()) for part in text.split("|") if part.strip()]
+        if None in parts:
+            raise ValueError(f"expert_actions must be action ids joined by '|': {text!r}")
+        expert = sorted(set(parts))
         if not expert:
             raise ValueError(f"a {role} row needs the experts' labels: expert_actions")
         unknown = [action for action in expert if action not in vocabulary.actions]
@@ -76,11 +77,11 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         "keyframe": keyframe,
         "seconds": settings_of(study).segment_seconds,
         "box": [x1, y1, x2, y2],
-        "person_id": int(person),
+        "person_id": person,
     }
     return {
         "stimulus": {"segment": segment},
-        "identity": segment_identity(keyframe, (x1, y1, x2, y2), int(person)),
+        "identity": segment_identity(keyframe, (x1, y1, x2, y2), person),
         "expert": expert,
     }
 

@@ -127,6 +127,17 @@ def test_an_infinite_keyframe_of_a_segment_is_refused(tmp_path, settings, keyfra
     assert_nothing_imported(study, settings)
 
 
+@pytest.mark.parametrize("person", ["١٢", "²", "9" * 5000, "-1", "1.0"])
+def test_a_person_id_that_is_not_plain_digits_is_refused(tmp_path, settings, person):
+    # given: digits int() would read as another number ("١٢" as 12), fail on, or none
+    study = running_study(design="propose_verify")
+    row = {"path": "film.mp4", "role": "stimulus", "video_id": "film", "keyframe": "1",
+           "x1": "0.1", "y1": "0.1", "x2": "0.5", "y2": "0.9", "person_id": person}  # fmt: skip
+    errors = refused_import(study, write_manifest(tmp_path, [row]))
+    assert errors == [(2, f"person_id must be a whole number, got {person!r}")]
+    assert_nothing_imported(study, settings)
+
+
 def test_a_value_past_the_csv_field_limit_is_refused_naming_its_line(tmp_path, settings):
     # given: a 200 kB prompt (past the csv module's 128 kB field limit)
     study = make_study()
