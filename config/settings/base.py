@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
     "quality",
     "media_pipeline",
@@ -119,6 +120,11 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "MOSaic API",
     "DESCRIPTION": "Subjective video-quality studies: rating, progress, analysis and exports.",
     "VERSION": "1.0.0",
+    # Swagger UI's files from MOSaic's own static files (no CDN: the docs work offline
+    # and under the Content-Security-Policy's script-src 'self')
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery. Without a broker the embedded default runs tasks in-process (eagerly):

@@ -140,15 +140,23 @@ def test_mosaics_own_pages_carry_the_content_security_policy(client):
     tiny = tiny_study()
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     slug = tiny.study.slug
-    for url in ("/", f"/studies/{slug}/monitor/", f"/studies/{slug}/results/"):
-        response = client.get(url)
+    for url in (
+        "/",
+        f"/studies/{slug}/monitor/",
+        f"/studies/{slug}/results/",
+        "/admin/",
+        "/admin/annotation/study/",
+        "/api/docs/",
+        "/api/studies/",
+    ):
+        response = client.get(url, HTTP_ACCEPT="text/html")
         assert response.status_code == 200, url
+        assert response["Content-Type"].startswith("text/html"), url
         assert response["Content-Security-Policy"] == POLICY, url
         assert "script-src 'self'" in POLICY
-    # the admin and the API keep Django's and DRF's own headers (their pages load inline
-    # scripts of their own)
-    assert "Content-Security-Policy" not in client.get("/admin/")
-    assert "Content-Security-Policy" not in client.get("/api/docs/")
+    # a JSON answer needs none
+    as_json = client.get("/api/studies/", HTTP_ACCEPT="application/json")
+    assert "Content-Security-Policy" not in as_json
 
 
 def test_no_template_of_mosaic_runs_an_inline_script():
