@@ -1,12 +1,27 @@
 from django.conf import settings
 from django.contrib import admin
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from frontend.auth import login_throttled, site_login
 from frontend.urls import media_urlpatterns, rater_urlpatterns
 
+
+def favicon(request):
+    """Pages that link no icon (the admin's, the browsable API's) are asked for
+    /favicon.ico: MOSaic's own (resolved per request: the static files' manifest may not
+    exist yet when the URLs are imported)."""
+    return HttpResponsePermanentRedirect(static("frontend/favicon.svg"))
+
+
+admin.site.site_header = "MOSaic administration"
+admin.site.site_title = "MOSaic admin"
+admin.site.index_title = "Studies, raters and results"
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     # The admin's sign-in counts failures with the site's (frontend/auth.py).
     path("admin/login/", login_throttled(admin.site.login)),
     path("admin/", admin.site.urls),

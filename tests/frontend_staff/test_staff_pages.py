@@ -55,3 +55,17 @@ def test_every_page_names_its_icon(client):
     assert '<link rel="icon" href="/static/frontend/favicon.svg" type="image/svg+xml">' in body
     icon = Path(__file__).resolve().parents[2] / "frontend/static/frontend/favicon.svg"
     assert icon.read_text().startswith("<svg")
+
+
+def test_pages_that_name_no_icon_get_mosaics_at_favicon_ico(client):
+    # the admin's and the browsable API's pages name none: browsers ask for /favicon.ico
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/frontend/favicon.svg"
+
+
+def test_the_admin_is_titled_mosaic(client):
+    signed_in(client, "admin")
+    body = client.get("/admin/").content.decode()
+    assert "<title>Studies, raters and results | MOSaic admin</title>" in body
+    assert ">MOSaic administration</a>" in body
