@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Avg, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from annotation.models import Answer, Assignment, Item, Participation, Session, Study
@@ -18,18 +18,36 @@ def _state_label(assignment: Assignment) -> str:
     return assignment.state
 
 
+def _answer_figures(study: Study) -> dict[int, dict]:
+    """Per assignment of the study: its first and last answer's time and its answers to
+    regular items, all and in the last hour. One pass over the
+    answers grouped by assignment alone (grouping the assignments themselves carried
+    every column, their item orders too, through the aggregate: 6 times slower at
+    GAIA's 325,000 answers)."""
+    regular = Q(item__role=Item.Role.STIMULUS)
+    hour_ago = timezone.now() - timedelta(hours=1)
+    rows = (
+        Answer.objects.filter(item__study=study, assignment__isnull=False)
+        .values("assignment_id")
+        .annotate(
+            first_answer=Min("received_at"),
+            last_answer=Max("received_at"),
+            regular=Count("pk", filter=regular),
+            recent=Count("pk", filter=regular & Q(received_at__gte=hour_ago)),
+        )
+        .order_by()
+    )
+    return {row.pop("assignment_id"): row for row in rows}
+
+
 def study_monitor(*, study: Study) -> dict:
     """One row per assignment plus the study's progress; a fixed number of queries."""
     assignments = list(
         Assignment.objects.filter(session__study=study)
         .select_related("rater", "session")
-        .annotate(
-            first_answer=Min("answers__received_at"),
-            last_answer=Max("answers__received_at"),
-            mean_watch_ms=Avg("answers__watch_time_ms"),
-        )
         .order_by("session__index", "started_at")
     )
+    figures = _answer_figures(study)
     # A rater excluded after finishing keeps a finished assignment: the exclusion is the
     # participation's, shown on each of the rater's rows.
     excluded = dict(
@@ -40,8 +58,9 @@ def study_monitor(*, study: Study) -> dict:
     rows = []
     for a in assignments:
         seconds_per_stimulus = None
-        if a.position > 1 and a.first_answer and a.last_answer:
-            span = (a.last_answer - a.first_answer).total_seconds()
+        first, last = (figures.get(a.pk, {}).get(k) for k in ("first_answer", "last_answer"))
+        if a.position > 1 and first and last:
+            span = (last - first).total_seconds()
             seconds_per_stimulus = round(span / (a.position - 1), 1)
         rows.append(
             {
@@ -64,32 +83,38 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
             }
         )
-    # Progress in the study's items (a video for sliders, a pair for preference, ...).
-    stimuli = Item.objects.filter(study=study, role=Item.Role.STIMULUS).count()
-    regular = Answer.objects.filter(
-        item__study=study, item__role=Item.Role.STIMULUS, assignment__isnull=False
-    )
-    answers = regular.count()
-    sessions = Session.objects.filter(study=study).count()
-    target_per_stimulus = study.target_raters_per_stimulus
-    recent = regular.filter(received_at__gte=timezone.now() - timedelta(hours=1)).count()
-    remaining = max(0, stimuli * target_per_stimulus - answers)
     return {
         "study": study.slug,
         "assignments": rows,
         # None unless adaptive collection is on (annotation.services.adaptive)
         "adaptive": adaptive_summary(study=study),
-        "progress": {
-            "stimuli": stimuli,
-            "sessions": sessions,
-            "answers": answers,
-            "answers_per_stimulus": round(answers / stimuli, 2) if stimuli else 0.0,
-            "target_per_stimulus": target_per_stimulus,
-            "answers_last_hour": recent,
-            "expected_finish": (
-                (timezone.now() + timedelta(hours=remaining / recent)).isoformat()
-                if recent and remaining
-                else None
-            ),
-        },
+        "progress": _progress(study, figures),
+    }
+
+
+def study_progress(*, study: Study) -> dict:
+    """The study's progress alone (the monitor's "progress")."""
+    return _progress(study, _answer_figures(study))
+
+
+def _progress(study: Study, figures: dict[int, dict]) -> dict:
+    """Progress in the study's items (a video for sliders, a pair for preference, ...)."""
+    stimuli = Item.objects.filter(study=study, role=Item.Role.STIMULUS).count()
+    answers = sum(f["regular"] for f in figures.values())
+    recent = sum(f["recent"] for f in figures.values())
+    sessions = Session.objects.filter(study=study).count()
+    target_per_stimulus = study.target_raters_per_stimulus
+    remaining = max(0, stimuli * target_per_stimulus - answers)
+    return {
+        "stimuli": stimuli,
+        "sessions": sessions,
+        "answers": answers,
+        "answers_per_stimulus": round(answers / stimuli, 2) if stimuli else 0.0,
+        "target_per_stimulus": target_per_stimulus,
+        "answers_last_hour": recent,
+        "expected_finish": (
+            (timezone.now() + timedelta(hours=remaining / recent)).isoformat()
+            if recent and remaining
+            else None
+        ),
     }

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotation.designs import DESIGNS
 from annotation.models import Assignment, Participation, Payment, Study
-from annotation.monitor import study_monitor
+from annotation.monitor import study_monitor, study_progress
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
 from annotation.services.studies import study_build_sessions, study_create
@@ -77,7 +77,7 @@ class StudyProgressView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, slug: str):
         study = get_object_or_404(Study, slug=slug)
-        return Response(study_monitor(study=study)["progress"])
+        return Response(study_progress(study=study))
 
 
 class MonitorView(APIView):

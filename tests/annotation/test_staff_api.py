@@ -1,5 +1,6 @@
 import io
 import re
+from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import Group
@@ -7,9 +8,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, Item, Participation, Payment, Stimulus, Study
+from annotation.models import Answer, Assignment, Item, Participation, Payment, Stimulus, Study
 from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.admin_actions import assignment_reopen, participation_exclude
 from tests.annotation.rater_fixtures import answer, onboard, rater_client, tiny_study
@@ -206,9 +208,43 @@ def test_the_monitor_takes_a_fixed_number_of_queries(django_assert_num_queries):
     admin = client_for("admin")
     for assignment in Assignment.objects.all()[:2]:
         admin.post(f"/api/assignments/{assignment.pk}/exclude-rater/", {"reason": "x"})
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         body = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()
     assert sorted(row["rater_excluded"] for row in body["assignments"]) == [False, True, True]
+
+
+def test_the_monitor_counts_progress_in_regular_answers_and_times_each_session():
+    # given: three raters who answered 4 items each (hidden golden ones among them), the
+    # first of them two hours ago, 30 s apart
+    tiny = tiny_study(rest_every=0)
+    for _ in range(3):
+        started(tiny, answers=4)
+    first = Assignment.objects.order_by("pk").first()
+    two_hours_ago = timezone.now() - timedelta(hours=2)
+    answered = Answer.objects.filter(assignment=first).order_by("pk").values_list("pk", flat=True)
+    for k, pk in enumerate(answered):
+        Answer.objects.filter(pk=pk).update(received_at=two_hours_ago + timedelta(seconds=30 * k))
+    regular = Answer.objects.filter(item__role="stimulus", assignment__isnull=False)
+    admin = client_for("admin")
+    # when
+    monitor = admin.get(f"/api/studies/{tiny.study.slug}/monitor/").json()
+    progress = admin.get(f"/api/studies/{tiny.study.slug}/progress/").json()
+    # then: progress counts the regular answers, the last hour's apart
+    without_now = {k: v for k, v in progress.items() if k != "expected_finish"}
+    assert without_now == {k: monitor["progress"][k] for k in without_now}
+    answers, recent = regular.count(), regular.exclude(assignment=first).count()
+    assert Answer.objects.count() > answers > recent > 0
+    stimuli = Item.objects.filter(study=tiny.study, role="stimulus").count()
+    target = tiny.study.target_raters_per_stimulus
+    assert (progress["answers"], progress["answers_last_hour"]) == (answers, recent)
+    assert progress["stimuli"] == stimuli
+    assert progress["answers_per_stimulus"] == round(answers / stimuli, 2)
+    finish = datetime.fromisoformat(progress["expected_finish"])
+    expected = timezone.now() + timedelta(hours=(stimuli * target - answers) / recent)
+    assert abs((finish - expected).total_seconds()) < 60
+    # and each session's pace: the span of its answers over the items answered
+    paces = {row["id"]: row["seconds_per_stimulus"] for row in monitor["assignments"]}
+    assert paces[first.pk] == 30.0
 
 
 @pytest.mark.parametrize(("field", "limit"), [("action_class", 60), ("source_model", 120)])
