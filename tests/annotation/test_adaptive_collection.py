@@ -651,3 +651,33 @@ def test_the_demo_switch_turns_it_on_with_the_demo_numbers_once():
     assert sorted(simulated.values_list("rater__external_id", flat=True)) == [
         f"SIM-{tiny.study.slug}-{n:02d}" for n in range(8, 12)
     ]
+
+
+def test_scores_by_video_pivots_answers_in_arrival_order_and_drops_incomplete_ones():
+    # given: a study whose dimensions' order is not their ids' order, and ratings rows
+    # (answer, video, dimension, score) as the database gives them, ordered by answer
+    from annotation.services.adaptive import scores_by_video
+
+    tiny = tiny_study()
+    dims = list(tiny.study.dimensions.order_by("order").values_list("pk", flat=True))
+    Dimension.objects.filter(pk=dims[0]).update(order=99)  # the first moves last
+    order = [*dims[1:], dims[0]]
+    rng = np.random.default_rng(3)
+    rows, expected = [], {}
+    for answer_id in range(1, 200):
+        video = int(rng.choice([70, 30, 50, 10]))
+        scores = rng.integers(0, 101, len(order)).astype(float)
+        present = rng.random(len(order)) > 0.05  # now and then a dimension is missing
+        for pk, score, here in sorted(zip(dims, scores, present, strict=True), key=lambda x: -x[0]):
+            if here:
+                rows.append((answer_id, video, pk, score))
+        if present.all():  # the reference, written the plain way
+            by_pk = dict(zip(dims, scores, strict=True))
+            expected.setdefault(video, []).append([by_pk[pk] for pk in order])
+    # when
+    got = scores_by_video(study=tiny.study, rows=iter(rows))
+    # then: videos in the order of their first complete answer, each in arrival order
+    assert list(got) == list(expected)
+    for video, scores in expected.items():
+        np.testing.assert_array_equal(got[video], np.array(scores))
+    assert scores_by_video(study=tiny.study, rows=iter([])) == {}
