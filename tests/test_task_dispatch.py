@@ -25,3 +25,13 @@ def test_a_task_failing_in_process_is_logged_as_a_failure(caplog):
     assert record.levelno == logging.ERROR
     assert record.getMessage() == "task tests.always_fails(7,) failed in-process"
     assert "job 7 broke" in record.exc_text
+
+
+def test_every_periodic_task_beat_sends_is_a_registered_task(settings):
+    # a name beat sends that no worker knows is dropped with a log line on the worker
+    from config.celery_app import app
+
+    app.loader.import_default_modules()  # the apps' tasks modules, as a worker loads them
+    names = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "quality.tasks.sweep_stale_requests" in names
+    assert names - set(app.tasks) == set()
