@@ -94,3 +94,42 @@ def test_rating_goes_on_while_the_broker_is_down_and_jobs_are_sent_once_it_is_ba
             broker.terminate()
             broker.wait()
     assert Path(stimulus.source_file.path).is_file()
+
+
+@pytest.mark.celery
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_an_analysis_run_asked_for_while_the_broker_is_down_is_computed_once_it_is_back(
+    tmp_path,
+):
+    from quality.models import AnalysisRun
+    from quality.services import sweep_stale_requests
+    from tests.quality.test_analysis_runs import rated_study, researcher
+
+    # given: a rated study and a broker that has just died
+    study, _ = rated_study(raters=4, stimuli=6)
+    broker = start_redis()
+    broker.terminate()
+    broker.wait()
+    with celery_worker.eager_off(BROKER):
+        # when: a researcher asks for a run
+        response = researcher().post(f"/api/studies/{study.slug}/analysis-runs/")
+        # then: the request is answered, the run waits in its row
+        assert response.status_code == 202
+        run = AnalysisRun.objects.get(pk=response.json()["id"])
+        assert run.status == "queued"
+        # when: the broker is back and the sweep runs
+        broker = start_redis()
+        worker = celery_worker.start_worker(queues="default", log=tmp_path / "w.log", broker=BROKER)
+        try:
+            swept = sweep_stale_requests(older_than_s=0)
+            assert swept["analysis_runs_sent"] == [run.pk]
+            celery_worker.wait_for(
+                lambda: AnalysisRun.objects.get(pk=run.pk).status == "done",
+                timeout=60,
+                what="the analysis run sent again",
+            )
+        finally:
+            celery_worker.stop_worker(worker)
+            broker.terminate()
+            broker.wait()
