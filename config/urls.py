@@ -38,6 +38,6 @@ urlpatterns = [
 ]
 
 if settings.DEBUG:
-    from django.conf.urls.static import static
+    from django.conf.urls.static import static as static_patterns
 
-    urlpatterns += static(settings.STATIC_URL, document_root=settings.STATIC_ROOT)
+    urlpatterns += static_patterns(settings.STATIC_URL, document_root=settings.STATIC_ROOT)

@@ -391,3 +391,19 @@ def test_a_dotenv_file_sets_the_var_dir_and_what_is_built_from_it(tmp_path):
     # then
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.split() == [str(tmp_path / "elsewhere"), str(tmp_path / "elsewhere/media")]
+
+
+def test_the_embedded_default_sends_browsers_to_the_icon(tmp_path):
+    # DEBUG is on there, and the static files are served by a URL pattern of their own
+    env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
+    probe = run_manage(
+        "shell",
+        "--verbosity",
+        "0",
+        "-c",
+        "from django.test import Client; from django.conf import settings;"
+        "r = Client().get('/favicon.ico', HTTP_HOST='127.0.0.1');"
+        "print(settings.DEBUG, r.status_code, r['Location'])",
+        env=env,
+    )
+    assert probe.stdout.split() == ["True", "301", "/static/frontend/favicon.svg"], probe.stderr
