@@ -1,9 +1,11 @@
+import re
+
 import pytest
 from django.contrib.auth.models import Group
 
 from annotation.roles import RESEARCHERS_GROUP
 from tests.annotation.rater_fixtures import tiny_study
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +71,35 @@ def test_the_admin_is_titled_mosaic(client):
     body = client.get("/admin/").content.decode()
     assert "<title>Studies, raters and results | MOSaic admin</title>" in body
     assert ">MOSaic administration</a>" in body
+
+
+@pytest.mark.parametrize("role", ["anonymous", "rater", "researcher", "admin"])
+def test_the_home_page_leads_each_role_to_its_pages_of_each_running_study(client, role):
+    # given: a running study of each of two designs, and a closed one
+    sliders = make_study(name="Sliders", state="running")
+    labels = make_study(name="Labels", design="questionnaire", state="running")
+    make_study(name="Closed", state="closed")
+    if role != "anonymous":
+        signed_in(client, role)
+    # when
+    body = client.get("/").content.decode()
+    # then
+    assert "Sliders" in body and "Labels" in body and "Closed" not in body
+    links = set(re.findall(r'href="([^"]+)"', body))
+    staff = {
+        f"/studies/{s.slug}/{page}/" for s in (sliders, labels) for page in ("monitor", "results")
+    }
+    expected = {
+        "anonymous": set(),
+        "rater": {f"/study/{sliders.slug}/", f"/study/{labels.slug}/"},
+        "researcher": {
+            "/studies/",
+            f"/studies/{sliders.slug}/results/",
+            f"/studies/{labels.slug}/results/",
+        },
+        "admin": {"/studies/", *staff, f"/studies/{labels.slug}/audits/"},
+    }[role]
+    study_links = {link for link in links if link.startswith(("/study/", "/studies/"))}
+    assert study_links == expected
+    for link in study_links:  # each opens for this role
+        assert client.get(link).status_code == 200, link
