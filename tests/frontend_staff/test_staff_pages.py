@@ -75,10 +75,11 @@ def test_the_admin_is_titled_mosaic(client):
 
 @pytest.mark.parametrize("role", ["anonymous", "rater", "researcher", "admin"])
 def test_the_home_page_leads_each_role_to_its_pages_of_each_running_study(client, role):
-    # given: a running study of each of two designs, and a closed one
-    sliders = make_study(name="Sliders", state="running")
+    # given: running studies of two designs, one open to every signed-in rater, one
+    # entered through its link, and a closed one
+    sliders = make_study(name="Sliders", state="running", open_to_signed_in=True)
     labels = make_study(name="Labels", design="questionnaire", state="running")
-    make_study(name="Closed", state="closed")
+    make_study(name="Closed", state="closed", open_to_signed_in=True)
     if role != "anonymous":
         signed_in(client, role)
     # when
@@ -86,20 +87,32 @@ def test_the_home_page_leads_each_role_to_its_pages_of_each_running_study(client
     # then
     assert "Sliders" in body and "Labels" in body and "Closed" not in body
     links = set(re.findall(r'href="([^"]+)"', body))
-    staff = {
-        f"/studies/{s.slug}/{page}/" for s in (sliders, labels) for page in ("monitor", "results")
-    }
+    both = (sliders, labels)
+    results = {f"/studies/{s.slug}/results/" for s in both}
+    monitors = {f"/studies/{s.slug}/monitor/" for s in both}
     expected = {
         "anonymous": set(),
-        "rater": {f"/study/{sliders.slug}/", f"/study/{labels.slug}/"},
-        "researcher": {
-            "/studies/",
-            f"/studies/{sliders.slug}/results/",
-            f"/studies/{labels.slug}/results/",
-        },
-        "admin": {"/studies/", *staff, f"/studies/{labels.slug}/audits/"},
+        "rater": {f"/study/{sliders.slug}/"},  # the other is entered through its link
+        "researcher": {"/studies/", *results},
+        "admin": {"/studies/", *results, *monitors, f"/studies/{labels.slug}/audits/"},
     }[role]
     study_links = {link for link in links if link.startswith(("/study/", "/studies/"))}
     assert study_links == expected
     for link in study_links:  # each opens for this role
         assert client.get(link).status_code == 200, link
+    if role == "rater":  # the rater may take part: the page's first call lets them in
+        assert client.get(f"/api/rater/studies/{sliders.slug}/state/").status_code == 200
+
+
+def test_a_rater_is_offered_a_link_only_study_once_they_take_part(client):
+    # given: a study entered through its link, and a rater who took part in it
+    from annotation.models import Participation, Rater
+
+    study = make_study(name="Link only", state="running")
+    rater, newcomer = UserFactory(), UserFactory()
+    Participation.objects.create(rater=Rater.objects.create(user=rater), study=study)
+    # when, then: the one who takes part is offered it, the newcomer is not
+    for user, offered in ((rater, True), (newcomer, False)):
+        client.force_login(user)
+        body = client.get("/").content.decode()
+        assert (f'href="/study/{study.slug}/"' in body) is offered
