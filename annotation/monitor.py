@@ -20,10 +20,9 @@ def _state_label(assignment: Assignment) -> str:
 
 def _answer_figures(study: Study) -> dict[int, dict]:
     """Per assignment of the study: its first and last answer's time and its answers to
-    regular items, all and in the last hour. One pass over the
-    answers grouped by assignment alone (grouping the assignments themselves carried
-    every column, their item orders too, through the aggregate: 6 times slower at
-    GAIA's 325,000 answers)."""
+    regular items, all and in the last hour. One pass over the answers grouped by
+    assignment alone (grouping the assignments themselves carried every column, their
+    item orders too, through the aggregate: 6 times slower at GAIA's 321,000 answers)."""
     regular = Q(item__role=Item.Role.STIMULUS)
     hour_ago = timezone.now() - timedelta(hours=1)
     rows = (

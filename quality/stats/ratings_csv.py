@@ -103,23 +103,48 @@ def _refuse_short_rows(
     """Raise ``error`` naming the first line with fewer fields than the header. pandas
     reads a missing field as empty text, like an empty one, so a short row shows as one
     whose last field reads empty and that is not a blank line; only when there is such a
-    row is the file read again, record by record (quoted line breaks counted)."""
+    row are the file's lines counted again (``_short_line``)."""
     last = frame.iloc[:, -1] if frame.shape[1] > 1 else None
     if last is None or not pd.api.types.is_string_dtype(last.dtype):
         return  # one column cannot be short; a missing number reads as NaN, refused later
-    empty = [(frame[c].isna() | (frame[c] == "")).to_numpy() for c in frame.columns]
-    if not (empty[-1] & ~np.logical_and.reduce(empty)).any():
+    last_empty = (last.isna() | (last == "")).to_numpy()
+    if not last_empty.any():
         return
-    data = Path(path).read_bytes() if data is None else data
+    empty = [(frame[c].isna() | (frame[c] == "")).to_numpy() for c in frame.columns[:-1]]
+    if not (last_empty & ~np.logical_and.reduce(empty)).any():
+        return  # blank lines only
+    short = _short_line(Path(path).read_bytes() if data is None else data, frame.shape[1])
+    if short is not None:
+        line, fields = short
+        raise error(f"{path}: line {line}: {fields} field(s) where the header has {frame.shape[1]}")
+
+
+def _short_line(data: bytes, header: int) -> tuple[int, int] | None:
+    """(line, fields) of the first line that is not blank and has fewer than ``header``
+    fields. Without a quote character in the file every comma separates two fields, and
+    numpy counts the commas of every line at once (a raw export read back has its last
+    column, ``excluded``, mostly empty); otherwise the csv module reads the file record
+    by record, quoted line breaks counted."""
+    if b'"' not in data:
+        raw = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(raw == ord("\n"))
+        if raw.size and raw[-1] != ord("\n"):
+            ends = np.append(ends, raw.size)
+        starts = np.r_[0, ends[:-1] + 1]
+        commas = np.flatnonzero(raw == ord(","))
+        fields = np.searchsorted(commas, ends) - np.searchsorted(commas, starts) + 1
+        length = ends - starts
+        blank = (length == 0) | ((length == 1) & (raw[np.minimum(starts, raw.size - 1)] == 13))
+        short = np.flatnonzero((fields < header) & ~blank)
+        short = short[short > 0]  # the header line
+        return None if short.size == 0 else (int(short[0]) + 1, int(fields[short[0]]))
     with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
         records = csv.reader(text)
-        header = len(next(records, []))
-        for fields in records:
-            if 0 < len(fields) < header:
-                raise error(
-                    f"{path}: line {records.line_num}: {len(fields)} field(s) where the "
-                    f"header has {header}"
-                )
+        next(records, [])
+        for record in records:
+            if 0 < len(record) < header:
+                return records.line_num, len(record)
+    return None
 
 
 def check_header(

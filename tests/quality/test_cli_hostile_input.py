@@ -440,3 +440,31 @@ def test_an_error_found_past_the_reader_names_the_file_too(
     path = write(tmp_path, with_field(command, line, column, value))
     err = assert_refused(run(command, path, tmp_path / "out"), capsys, tmp_path / "out", message)
     assert f"error: {path}: line {line}:" in err
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_short_lines_are_counted_in_numpy_as_the_csv_module_counts_them(seed):
+    # given: quote-free files with blank lines, CRLF or LF ends, perhaps no final line end
+    import csv
+    import io
+
+    from quality.stats.ratings_csv import _short_line
+
+    rng = random.Random(seed)
+    end = rng.choice(["\n", "\r\n"])
+    rows = ["a,b,c,d"]
+    for _ in range(rng.randint(1, 30)):
+        kind = rng.random()
+        if kind < 0.15:
+            rows.append("")
+        else:
+            fields = 4 if kind < 0.9 else rng.randint(1, 3)
+            rows.append(",".join(rng.choice(["x", "", "7"]) for _ in range(fields)))
+    data = (end.join(rows) + rng.choice(["", end])).encode()
+    # then: the first short line as the csv module finds it
+    records = csv.reader(io.StringIO(data.decode(), newline=""))
+    next(records)
+    expected = next(
+        ((records.line_num, len(r)) for r in records if 0 < len(r) < 4 and r != [""]), None
+    )
+    assert _short_line(data, 4) == expected
