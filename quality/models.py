@@ -27,6 +27,10 @@ class AnalysisRun(models.Model):
     summary = models.JSONField(default=dict, blank=True)
     mos = models.JSONField(default=list, blank=True, help_text="Per-stimulus MOS rows")
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # The PostgreSQL session (backend pid) of the worker running it, or on SQLite its
+    # process id: when that is gone, so is the worker (config.run_liveness).
+    runner_session = models.IntegerField(null=True, blank=True)
     requested_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -57,6 +61,9 @@ class ExportJob(models.Model):
     file = models.FileField(upload_to="exports/", blank=True)
     size_bytes = models.BigIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The PostgreSQL session (backend pid) of the worker running it, or on SQLite its
+    # process id: when that is gone, so is the worker (config.run_liveness).
+    runner_session = models.IntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -4,7 +4,9 @@ came out.
 A request made again while its twin still waits (a double click, a replayed request) gets
 the waiting row back rather than a second one. A row's task message can be lost (the
 broker down when it was sent, or with a worker killed mid-run): `sweep_stale_requests`,
-run by beat, sends a waiting row again and ends an abandoned one with its reason.
+run by beat, sends a waiting row again, takes back a run whose worker died and ends one
+past its time limit with its reason. A message delivered twice computes a row once: a
+worker takes a row only while no live worker holds it (config.run_liveness).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Answer, Study
+from config.run_liveness import db_session, live_db_sessions, run_abandoned, run_past_limit
 from config.task_dispatch import send_now, send_on_commit
 from quality import export
 from quality.designs import analysis_of
@@ -34,6 +38,8 @@ logger = logging.getLogger(__name__)
 # its worker.
 ANALYSIS_TIME_LIMIT_S = 660
 EXPORT_TIME_LIMIT_S = 1860
+# A row whose worker died this many times (out of memory on it, say) is given up.
+MAX_ATTEMPTS = 3
 
 
 def analysis_run_request(*, study: Study, requested_by=None) -> AnalysisRun:
@@ -60,18 +66,41 @@ def analysis_run_request(*, study: Study, requested_by=None) -> AnalysisRun:
     return run
 
 
-def _taken(model, pk: int):
-    """The row, locked and marked running, unless it is done, failed or gone. A running
-    row is taken again: its worker was lost and the message came back (were it still
-    running elsewhere, both computations write the same result)."""
+def _taken(model, pk: int, *, limit_s: int):
+    """The row, locked and marked running in this worker's name, unless it is done,
+    failed or gone, or a live worker runs it (a duplicate message: not computed twice).
+    A running row whose worker is gone (the message came back: acks_late,
+    reject_on_worker_lost) is started over, up to MAX_ATTEMPTS takes, then failed."""
     row = model.objects.select_for_update().filter(pk=pk).first()
     if row is None or row.status in (model.Status.DONE, model.Status.FAILED):
         return None
+    now = timezone.now()
     if row.status == model.Status.RUNNING:
-        logger.warning("%s was running since %s: started again", row, row.started_at)
+        live = live_db_sessions([row.runner_session])
+        if not run_abandoned(row, limit_s=limit_s, now=now, live_sessions=live):
+            logger.info("%s is running in another worker: not run twice", row)
+            return None
+        logger.warning("%s was running since %s, its worker is gone", row, row.started_at)
+    if row.attempts >= MAX_ATTEMPTS:
+        row.status = model.Status.FAILED
+        row.error = _worker_lost_error(row.attempts)
+        row.finished_at = now
+        row.save(update_fields=["status", "error", "finished_at"])
+        logger.error("%s given up: %s", row, row.error)
+        return None
     row.status = model.Status.RUNNING
-    row.started_at = timezone.now()
+    row.attempts += 1
+    row.started_at = now
+    row.runner_session = db_session()
+    row.save(update_fields=["status", "attempts", "started_at", "runner_session"])
     return row
+
+
+def _worker_lost_error(attempts: int) -> str:
+    return (
+        f"its worker stopped before it finished, {attempts} times (killed, restarted or "
+        "out of memory); ask for it again"
+    )
 
 
 def clean(value):
@@ -89,10 +118,9 @@ def analysis_run_execute(*, run_id: int) -> None:
     """Compute a queued run; a finished run is left alone, so a redelivery or a second
     send is harmless."""
     with transaction.atomic():
-        run = _taken(AnalysisRun, run_id)
+        run = _taken(AnalysisRun, run_id, limit_s=ANALYSIS_TIME_LIMIT_S)
         if run is None:
             return
-        run.save(update_fields=["status", "started_at"])
     try:
         computed = analysis_of(run.study).execute(run=run)
     except Exception as exc:  # a failed analysis is recorded, never retried blindly
@@ -181,11 +209,9 @@ def export_job_execute(*, job_id: int) -> None:
     complete, so a download never sees half a file. A redelivered finished job is left
     alone; an interrupted one starts over."""
     with transaction.atomic():
-        job = _taken(ExportJob, job_id)
+        job = _taken(ExportJob, job_id, limit_s=EXPORT_TIME_LIMIT_S)
         if job is None:
             return
-        job.attempts += 1
-        job.save(update_fields=["status", "attempts", "started_at"])
     relative = f"exports/{job.study.slug}/{job.pk}-{secrets.token_hex(8)}-{job.name}"
     target = Path(settings.MEDIA_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -212,12 +238,13 @@ def export_job_execute(*, job_id: int) -> None:
 
 
 def sweep_stale_requests(*, older_than_s: int = 300) -> dict[str, list[int]]:
-    """Keep analysis runs and export jobs moving: those still queued `older_than_s`
-    seconds after they were asked for lost their message (the broker was down) and are
-    sent again; those still running past their task's hard time limit lost their worker
-    and its message (a redelivered message starts a row over, `_taken`) and are marked
-    failed with the reason, rather than left running for ever or tried in a loop.
-    Returns the ids sent again and marked failed. Sending twice is harmless."""
+    """Keep analysis runs and export jobs moving. A row still queued `older_than_s`
+    seconds after it was asked for lost its message (the broker was down) and is sent
+    again. A running row whose worker's session has ended lost its worker (killed,
+    restarted, out of memory): it is queued and sent again, or failed once it has been
+    taken MAX_ATTEMPTS times. A row running past its task's hard time limit was stopped
+    by Celery and is failed with the reason, rather than left running for ever or run in
+    a loop. Returns the ids sent again and failed. Sending twice is harmless (`_taken`)."""
     from quality.tasks import build_export, run_analysis
 
     now = timezone.now()
@@ -226,26 +253,43 @@ def sweep_stale_requests(*, older_than_s: int = 300) -> dict[str, list[int]]:
         ("analysis_runs", AnalysisRun, run_analysis, ANALYSIS_TIME_LIMIT_S),
         ("export_jobs", ExportJob, build_export, EXPORT_TIME_LIMIT_S),
     ):
+        running = list(
+            model.objects.filter(status=model.Status.RUNNING).only(
+                "pk", "started_at", "runner_session", "attempts"
+            )
+        )
+        live = live_db_sessions(row.runner_session for row in running)
+        taken_back, failed = [], []
+        for row in running:
+            if not run_abandoned(row, limit_s=limit_s, now=now, live_sessions=live):
+                continue
+            past_limit = run_past_limit(row, limit_s=limit_s, now=now)
+            if past_limit or row.attempts >= MAX_ATTEMPTS:
+                change = {
+                    "status": model.Status.FAILED,
+                    "finished_at": now,
+                    "error": (
+                        f"it did not finish within its time limit of {limit_s // 60} min "
+                        "(stopped, or its worker was lost); ask for it again"
+                        if past_limit
+                        else _worker_lost_error(row.attempts)
+                    ),
+                }
+                into = failed
+            else:
+                change = {"status": model.Status.QUEUED}
+                into = taken_back
+            # only if no worker took it over meanwhile
+            if model.objects.filter(
+                pk=row.pk, status=model.Status.RUNNING, started_at=row.started_at
+            ).update(**change):
+                into.append(row.pk)
         waiting = model.objects.filter(
-            status=model.Status.QUEUED, created_at__lt=now - timedelta(seconds=older_than_s)
+            Q(pk__in=taken_back) | Q(created_at__lt=now - timedelta(seconds=older_than_s)),
+            status=model.Status.QUEUED,
         ).values_list("pk", flat=True)
         swept[f"{name}_sent"] = [pk for pk in waiting if send_now(task, pk)]
-        abandoned = model.objects.filter(
-            status=model.Status.RUNNING, started_at__lt=now - timedelta(seconds=limit_s + 60)
-        ).values_list("pk", "started_at")
-        swept[f"{name}_failed"] = [
-            pk
-            for pk, started_at in abandoned
-            # only if no worker took it again meanwhile
-            if model.objects.filter(
-                pk=pk, status=model.Status.RUNNING, started_at=started_at
-            ).update(
-                status=model.Status.FAILED,
-                error="its worker stopped before it finished (killed, restarted or out of "
-                "memory) and nothing took it over; ask for it again",
-                finished_at=now,
-            )
-        ]
+        swept[f"{name}_failed"] = failed
     for key, ids in swept.items():
         if ids:
             logger.warning("stale %s: %s", key.replace("_", " "), ids)

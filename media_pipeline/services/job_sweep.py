@@ -8,8 +8,9 @@ import logging
 from django.db.models import Q
 from django.utils import timezone
 
+from config.run_liveness import live_db_sessions
 from config.task_dispatch import send_now
-from media_pipeline.job_liveness import live_db_sessions, run_abandoned
+from media_pipeline.job_liveness import run_abandoned
 from media_pipeline.models import ProcessingJob
 
 logger = logging.getLogger(__name__)

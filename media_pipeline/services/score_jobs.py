@@ -11,8 +11,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config.run_liveness import db_session, live_db_sessions
 from config.task_dispatch import send_on_commit
-from media_pipeline.job_liveness import db_session, live_db_sessions, run_abandoned
+from media_pipeline.job_liveness import run_abandoned
 from media_pipeline.models import MetricScore, ProcessingJob
 
 logger = logging.getLogger(__name__)

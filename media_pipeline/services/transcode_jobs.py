@@ -14,8 +14,9 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Stimulus
+from config.run_liveness import db_session, live_db_sessions
 from config.task_dispatch import send_on_commit
-from media_pipeline.job_liveness import db_session, live_db_sessions, run_abandoned
+from media_pipeline.job_liveness import run_abandoned
 from media_pipeline.models import ProcessingJob
 from media_pipeline.services.score_jobs import stimuli_enqueue_scoring
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from media_pipeline.job_liveness import live_processes
+from config.run_liveness import live_processes
 from media_pipeline.models import ProcessingJob
 from tests.media_pipeline.test_job_recovery import ENDED_SESSION, job_of, stimulus_of
 
@@ -46,9 +46,39 @@ def test_sweep_jobs_runs_what_a_stopped_start_left_queued_or_half_done(clips):
     # when
     call_command("sweep_jobs", stdout=out)
     # then: both ran (in-process here) and their videos are ready
-    assert out.getvalue() == "sent 2 job(s) again\n"
+    assert out.getvalue().splitlines()[0] == "sent 2 job(s) again"
     jobs = ProcessingJob.objects.filter(pk__in=[half_done.pk, never_sent.pk])
     assert sorted(jobs.values_list("status", "stimulus__status")) == [("done", "ready")] * 2
+
+
+@pytest.mark.django_db
+def test_sweep_jobs_finishes_an_analysis_and_an_export_a_stopped_start_left():
+    # given: a start stopped mid-analysis (the run left running by the process that is
+    # gone) and before an export's in-process send
+    from quality.models import AnalysisRun, ExportJob
+    from tests.quality.test_analysis_runs import rated_study
+
+    study, _ = rated_study(raters=4, stimuli=6)
+    run = AnalysisRun.objects.create(
+        study=study,
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(seconds=30),
+        runner_session=ENDED_SESSION,
+    )
+    export = ExportJob.objects.create(study=study, name="ratings.csv")
+    out = io.StringIO()
+    # when
+    call_command("sweep_jobs", stdout=out)
+    # then: both done, here and now
+    assert out.getvalue().splitlines()[1:] == [
+        "analysis runs: 1 sent again, 0 failed",
+        "export jobs: 1 sent again, 0 failed",
+    ]
+    run.refresh_from_db()
+    export.refresh_from_db()
+    assert (run.status, export.status) == ("done", "done"), (run.error, export.error)
+    assert run.ratings_count == 4 * 6 * 3
 
 
 @pytest.mark.django_db(transaction=True)

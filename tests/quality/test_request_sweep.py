@@ -1,15 +1,19 @@
-"""Analysis runs and export jobs asked for twice, and those whose message was lost: one
-row per request that still waits, a lost send made good, an abandoned run ended."""
+"""Analysis runs and export jobs asked for twice, and those whose message was lost or
+came twice: one row per request that still waits, a lost send made good, a run computed
+once however often its message comes, a run whose worker died taken back, one past its
+time limit ended."""
 
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from config.run_liveness import db_session
 from quality import services
 from quality.models import AnalysisRun, ExportJob
 from tests.annotation.test_questionnaire_design import run_at_once
 from tests.factories import make_study
+from tests.media_pipeline.test_job_recovery import ENDED_SESSION
 from tests.quality.test_analysis_runs import rated_study, request_run, researcher
 
 
@@ -152,10 +156,10 @@ def test_the_sweep_sends_lost_requests_again_and_ends_abandoned_ones(sent):
         "export_jobs_sent": [lost_job.pk],
         "export_jobs_failed": [dead_job.pk],
     }
-    for row in (dead_run, dead_job):
+    for row, minutes in ((dead_run, 11), (dead_job, 31)):
         row.refresh_from_db()
         assert row.status == "failed"
-        assert "worker stopped before it finished" in row.error
+        assert f"did not finish within its time limit of {minutes} min" in row.error
         assert row.finished_at is not None
     for row, status in (
         (fresh_run, "queued"),
@@ -189,13 +193,84 @@ def test_a_lost_run_sent_again_is_computed_once(django_capture_on_commit_callbac
 
 
 @pytest.mark.django_db
-def test_a_run_whose_worker_was_lost_starts_over_when_its_message_comes_back():
-    # given: a run left running by a worker that died
+@pytest.mark.parametrize("taken", [1, 3], ids=["once", "three-times"])
+def test_a_run_whose_worker_was_lost_starts_over_when_its_message_comes_back(taken):
+    # given: a run left running by a worker that died (its database session ended),
+    # after `taken` takes, each by a worker that died (out of memory, say)
     study, _ = rated_study(raters=4, stimuli=6)
-    run = aged(AnalysisRun, "running", started_s=30, study=study)
+    run = aged(
+        AnalysisRun,
+        "running",
+        started_s=30,
+        study=study,
+        attempts=taken,
+        runner_session=ENDED_SESSION,
+    )
     # when: the message comes back (acks_late, reject_on_worker_lost)
     services.analysis_run_execute(run_id=run.pk)
-    # then
+    # then: computed by this worker; or, after three, failed with the reason, not tried
+    # a fourth time
     run.refresh_from_db()
-    assert run.status == "done", run.error
-    assert run.ratings_count == 4 * 6 * 3
+    if taken < services.MAX_ATTEMPTS:
+        assert run.status == "done", run.error
+        assert (run.attempts, run.runner_session) == (taken + 1, db_session())
+        assert run.ratings_count == 4 * 6 * 3
+    else:
+        assert (run.status, run.attempts) == ("failed", 3)
+        assert "its worker stopped before it finished, 3 times" in run.error
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", [AnalysisRun, ExportJob])
+def test_a_message_delivered_while_a_live_worker_runs_the_row_is_not_run_twice(model):
+    # given: a row a live worker took 30 s ago (this test's own session stands for it)
+    study, _ = rated_study(raters=4, stimuli=6)
+    fields = {"name": "ratings.csv"} if model is ExportJob else {}
+    row = aged(
+        model,
+        "running",
+        started_s=30,
+        study=study,
+        attempts=1,
+        runner_session=db_session(),
+        **fields,
+    )
+    before = model.objects.values("status", "started_at", "attempts").get(pk=row.pk)
+    execute = services.export_job_execute if model is ExportJob else services.analysis_run_execute
+    # when: a second copy of its message arrives (the sweep resent it during a backlog)
+    execute(**{("job_id" if model is ExportJob else "run_id"): row.pk})
+    # then: left to the worker that has it
+    assert model.objects.values("status", "started_at", "attempts").get(pk=row.pk) == before
+
+
+@pytest.mark.django_db
+def test_the_sweep_takes_back_rows_whose_worker_died_and_gives_up_after_three(sent):
+    # given: running rows within their time limits: one held by a live worker, two whose
+    # workers' sessions ended, one of them already taken three times
+    study = make_study()
+    alive = aged(AnalysisRun, "running", started_s=60, study=study, runner_session=db_session())
+    died = aged(
+        AnalysisRun, "running", started_s=60, study=study, attempts=1, runner_session=ENDED_SESSION
+    )
+    died_often = aged(
+        ExportJob,
+        "running",
+        started_s=60,
+        study=study,
+        name="mos.csv",
+        attempts=3,
+        runner_session=ENDED_SESSION,
+    )
+    # when
+    swept = services.sweep_stale_requests(older_than_s=300)
+    # then: the one whose worker died once is queued and sent at once; the other failed
+    assert sent == [("run_analysis", died.pk)]
+    assert swept == {
+        "analysis_runs_sent": [died.pk],
+        "analysis_runs_failed": [],
+        "export_jobs_sent": [],
+        "export_jobs_failed": [died_often.pk],
+    }
+    statuses = [type(row).objects.get(pk=row.pk).status for row in (alive, died, died_often)]
+    assert statuses == ["running", "queued", "failed"]
+    assert "3 times" in ExportJob.objects.get(pk=died_often.pk).error
