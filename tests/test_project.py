@@ -393,6 +393,44 @@ def test_a_dotenv_file_sets_the_var_dir_and_what_is_built_from_it(tmp_path):
     assert probe.stdout.split() == [str(tmp_path / "elsewhere"), str(tmp_path / "elsewhere/media")]
 
 
+def test_the_embedded_default_serialises_writers_rather_than_failing_one(tmp_path):
+    # given: the embedded default (SQLite); two transactions at once that read and then
+    # write, as storing an answer does (a rater's two tabs sending their queued answers)
+    script = """
+import threading, time
+from django.db import connection, transaction
+with connection.cursor() as cursor:
+    cursor.execute("CREATE TABLE probe (n integer)")
+connection.close()
+barrier, outcomes = threading.Barrier(2), []
+def write(n):
+    try:
+        barrier.wait()
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM probe")
+                time.sleep(0.3)
+                cursor.execute("INSERT INTO probe VALUES (%s)", [n])
+        outcomes.append("stored")
+    except Exception as exc:
+        outcomes.append(repr(exc))
+    finally:
+        connection.close()
+threads = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+with connection.cursor() as cursor:
+    cursor.execute("SELECT count(*) FROM probe")
+    print(sorted(outcomes), cursor.fetchone()[0])
+"""
+    # when
+    probe = run_manage(
+        "shell", "--verbosity", "0", "-c", script, env=clean_env(MOSAIC_VAR_DIR=str(tmp_path))
+    )
+    # then: the second waited for the first (without the setting: "database is locked")
+    assert probe.stdout.split("\n")[0] == "['stored', 'stored'] 2", probe.stdout + probe.stderr
+
+
 def test_the_embedded_default_sends_browsers_to_the_icon(tmp_path):
     # DEBUG is on there, and the static files are served by a URL pattern of their own
     env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))

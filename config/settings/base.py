@@ -74,6 +74,17 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default. SQLite has no row locks (select_for_update does nothing): a
+    # transaction takes the write lock when it begins, so two writers at once (a rater's
+    # two tabs sending their queued answers) wait for each other, for up to 20 s, rather
+    # than one failing with "database is locked" when its first write follows a read.
+    # WAL lets pages read while an answer is written.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=20,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
 # A persistent connection is checked before use, so a database restart costs no request.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DATABASE_CONN_HEALTH_CHECKS", default=True)
