@@ -65,7 +65,7 @@ def rater_strings() -> dict[str, str]:
         "ranking_compare": gettext("Compare"),
         "ranking_place": gettext("Place"),
         "ranking_tie": gettext("Same place as the last"),
-        "ranking_placed": gettext("Place {rank} (take back)"),
+        "ranking_placed": gettext("In place {rank} · take back"),
         "ranking_played": gettext("Played"),
         "ranking_not_played": gettext("Not played yet"),
         "ranking_up": gettext("Move up"),

@@ -41,6 +41,9 @@ def qualified(page, live_server, tiny) -> None:
     enter(page, live_server, tiny)
     agree(page)
     page.wait_for_selector("#tutorial-empty:not([hidden])")  # no examples in this study
+    # and the intro does not promise any
+    intro = page.locator("#tutorial-intro p")
+    assert intro.count() == 2 and intro.nth(0).is_visible() and intro.nth(1).is_hidden()
     page.click("#tutorial-done")
     for _ in range(2):
         wait_step(page, "rating")

@@ -148,7 +148,7 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
     ]  # two exemplar videos each
     assert answers == [
         ["The experts' answer: 7 (on a scale from 0 to 10)"] * 2,
-        ["The experts' answer: Fully consistent"] * 2,
+        ["The experts' answer: 3 · Fully consistent"] * 2,
         ["The experts' answer: Soft Light"] * 2,
     ]
     assert page.locator(".exemplar .why").all_inner_texts() == ["Why: why"] * 6
@@ -159,6 +159,7 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
         "() => [...document.querySelectorAll('.exemplar video')].every(v => v.readyState >= 1)"
     )
     assert page.locator("#tutorial-empty").is_hidden()
+    assert page.locator("#tutorial-intro .if-examples").is_visible()
     # when: the qualification's first video plays slowly
     page.evaluate(SLOW_PLAY)
     page.click("#tutorial-done")

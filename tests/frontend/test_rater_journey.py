@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.models import Participation, Study
+from annotation.models import ExpertScore, Participation, Study, TutorialPair
 from tests.frontend.rater_browser import agree, enter, entry_url, finish_tutorial, wait_step
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -73,6 +73,9 @@ def test_a_too_small_window_is_told_clearly(page, live_server, rater_study):
 def test_tutorial_shows_pairs_by_dimension_and_reveals_the_expert(page, live_server, rater_study):
     # given
     tiny = rater_study()
+    # the experts did not score the third pair's generated video
+    unscored = TutorialPair.objects.get(study=tiny.study, label="Example 3").generated
+    ExpertScore.objects.filter(stimulus=unscored).delete()
     enter(page, live_server, tiny, "P1")
     agree(page)
     page.locator(".tutorial-pair").first.wait_for()
@@ -98,6 +101,8 @@ def test_tutorial_shows_pairs_by_dimension_and_reveals_the_expert(page, live_ser
     slider.fill("40")
     assert slider.get_attribute("data-untouched") is None
     assert first.locator(".expert").is_hidden()
+    # a pair without the experts' score offers no answer to show
+    assert page.locator(".tutorial-pair").nth(2).locator('[data-action="reveal"]').is_hidden()
     first.locator('[data-action="reveal"]').click()
     # then
     assert first.locator(".expert").inner_text() == "Expert's answer: 35 · Your answer: 40"
@@ -136,3 +141,4 @@ def test_a_study_that_stops_running_says_so(page, live_server, rater_study):
         "This page could not be loaded: this study is closed"
     )
     assert page.locator("#step-consent").is_hidden()
+    assert page.get_by_text("Loading…").is_hidden()  # nothing is loading any more

@@ -150,6 +150,7 @@ async function routeSafely(operation) {
 
 function problem(text) {
   showStep("loading");
+  $("#step-loading").hidden = true; // the notice says why: nothing is loading any more
   notice(text);
 }
 
@@ -197,7 +198,9 @@ function showConsent() {
 
 async function showTutorial() {
   showStep("tutorial");
-  $("#tutorial-intro").replaceChildren(fromTemplate("tutorial-intro-template"));
+  // the design's intro, every paragraph of it
+  const intro = document.getElementById("tutorial-intro-template").content.cloneNode(true);
+  $("#tutorial-intro").replaceChildren(intro);
   const { pairs, exemplars = [] } = await api.get("tutorial");
   const groups = $("#tutorial-groups");
   groups.replaceChildren(...(exemplars.length ? await exemplarGroups(exemplars) : []));
@@ -214,9 +217,13 @@ async function showTutorial() {
     }
     field(group, "pairs").append(tutorialPair(pair, dimension, index));
   });
+  const examples = pairs.length + exemplars.length > 0;
+  for (const node of $("#tutorial-intro").querySelectorAll(".if-examples")) {
+    node.hidden = !examples; // the intro speaks of examples only where there are some
+  }
   const empty = $("#tutorial-empty");
   empty.textContent = t("no_tutorial");
-  empty.hidden = pairs.length + exemplars.length > 0;
+  empty.hidden = examples;
   const done = $("#tutorial-done");
   done.disabled = false;
   done.onclick = () => {

@@ -55,8 +55,13 @@ export function answerText(question, value, t) {
   switch (question.kind) {
     case "score":
       return t("questionnaire_score", { value, min: question.min, max: question.max });
-    case "ordinal":
-      return value === INVALID ? t("questionnaire_invalid") : optionLabel(question, value);
+    case "ordinal": {
+      if (value === INVALID) return t("questionnaire_invalid");
+      // the level with its name, as the audit page shows it ("3 · None" is a level, not
+      // a missing answer)
+      const label = optionLabel(question, value);
+      return label === String(value) ? label : `${value} · ${label}`;
+    }
     case "tags":
       return value.length
         ? value.map((tag) => optionLabel(question, tag)).join(", ")
