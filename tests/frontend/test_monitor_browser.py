@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Assignment, Participation
-from annotation.services.admin_actions import participation_exclude
+from annotation.services.admin_actions import assignment_pause, participation_exclude
 from tests.annotation.rater_fixtures import answer, onboard, rater_client
 from tests.factories import UserFactory
 
@@ -69,6 +69,27 @@ def test_the_monitor_shows_a_finished_rater_who_was_excluded(
     assert row.locator("button").count() == 0
     page.select_option("#filter-state", "excluded")
     assert page.locator("#assignments tbody tr").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_shows_why_a_session_was_paused(live_server, context, page, rater_study):
+    # given: a session an admin paused, with the reason
+    tiny = rater_study(rest_every=0)
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    rater.get(tiny.base + "next/")
+    admin = UserFactory(is_staff=True)
+    assignment = assignment_pause(
+        assignment=Assignment.objects.get(rater__user=user), reason="video <i>stalls</i>", by=admin
+    )
+    # when: the admin (or another) opens the monitor
+    signed_in(context, live_server, admin)
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{assignment.pk}"]')
+    row.wait_for()
+    # then: the reason stands on the row, as text
+    assert row.locator("td").nth(3).inner_text() == "paused"
+    assert row.locator("td").nth(7).inner_text() == "paused: video <i>stalls</i>"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -156,6 +156,7 @@ def test_the_queue_lists_finished_batches_then_the_decided_ones():
     assert 'id="queue-count">(2)' in body
     assert f'data-assignment="{first.pk}"' in body and f'data-assignment="{second.pk}"' in body
     assert "(0 accepted · 0 rejected)" in body
+    assert "accepted when at most 0 of them are wrong." in body
     # when: the first is rejected through its page
     client.get(audit_url(first))
     audit = BatchAudit.objects.get(assignment=first)
@@ -184,6 +185,7 @@ def test_the_page_shows_the_plan_and_its_operating_characteristic():
     body = client.get(audit_url(batch)).content.decode()
     # then: P(accept) at each defect rate is the binomial cdf at c
     assert 'id="plan-n">3<' in body and 'id="plan-c">1<' in body
+    assert "accepted when at most 1 of them is wrong, and rejected otherwise" in body
     cells = re.findall(r'data-defects="([^"]+)" data-accept="([^"]+)">([^<]+)<', body)
     assert [defects for defects, _, _ in cells] == ["1%", "2%", "5%", "10%", "20%"]
     for (_, exact, shown), rate in zip(cells, OC_RATES, strict=True):

@@ -24,6 +24,7 @@ function flagsText(row) {
   const flags = [];
   if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
   else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
+  else if (row.state === "paused") flags.push(`paused: ${row.admin_note}`);
   else if (row.eligible_for_next === false) flags.push("failed the golden gate");
   if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
   return flags.join("; ");
