@@ -110,6 +110,17 @@ def build_items(*, study) -> int:
                 for slot, video in enumerate(members)
             )
             made += 1
+    sizes = {len(members) for (role, _), members in groups.items() if role == Item.Role.STIMULUS}
+    for (role, content), members in groups.items():
+        if role == Item.Role.GOLDEN and sizes and len(members) not in sizes:
+            logger.warning(
+                "golden content %s of %s has %d videos where the items have %s: raters can "
+                "tell it is golden",
+                content,
+                study,
+                len(members),
+                " or ".join(map(str, sorted(sizes))),
+            )
     return made
 
 

@@ -99,21 +99,23 @@ def _write_demo_manifest(clip_dir: Path, *, counts: dict[str, int], seed: int) -
                     text=f"{gaia.action} ({kind})",
                     pattern=pattern,
                 )
-            rows.append(
-                {
-                    "path": path.name,
-                    "role": "tutorial",
-                    "prompt": gaia.prompt,
-                    "action": gaia.action,
-                    "action_class": gaia.action_class,
-                    "tutorial_dimension": key,
-                    "tutorial_pair": f"{key}-1",
-                    "tutorial_kind": kind,
-                    "caption": gaia.prompt,
-                    "explanation": f"{label}: the real video shows what a convincing rendering "
-                    f"of '{gaia.action}' looks like; compare the generated one.",
-                }
-            )
+            row = {
+                "path": path.name,
+                "role": "tutorial",
+                "prompt": gaia.prompt,
+                "action": gaia.action,
+                "action_class": gaia.action_class,
+                "tutorial_dimension": key,
+                "tutorial_pair": f"{label}: an example",
+                "tutorial_kind": kind,
+                "caption": gaia.prompt,
+                "explanation": f"{label}: the real video shows what a convincing rendering "
+                f"of '{gaia.action}' looks like; compare the generated one.",
+            }
+            if kind == "generated":  # what the experts gave it, shown on request
+                row[f"{key}_mean"] = f"{rng.uniform(25, 75):.1f}"
+                row[f"{key}_sigma"] = f"{rng.uniform(8, 16):.1f}"
+            rows.append(row)
     manifest = clip_dir / "manifest.csv"
     columns = sorted({column for row in rows for column in row}, key=lambda c: (c != "path", c))
     with open(manifest, "w", newline="", encoding="utf-8") as handle:

@@ -1,7 +1,8 @@
 """The ranking demo study (VGA-Bench's user study design): four synthetic "models" that
 differ visibly (crisp, soft, grainy, blocky) on the same prompts, each prompt's four
 videos ordered from best to worst for VGA-Bench's two criteria; golden and qualification
-items are a clean video, a grainy copy and a heavily blurred copy of one source, made by
+items are a clean video, a grainy and a blocky copy, and a heavily blurred copy of one
+source (four, as many as a regular item, so that nothing tells them apart), made by
 the media pipeline (media_pipeline.ffmpeg.degrade). The GPU workers' weight-free metrics
 score every video, so the finished run compares the people's consensus with the ranking
 of the sharpness metric (Recall@K)."""
@@ -44,9 +45,11 @@ def _write_manifest(clip_dir: Path) -> Path:
             rows += model_rows(clip_dir, clean, stem=stem, content=content_id, labels=labels)
             continue
         role = "golden" if content < PROMPTS + GOLDEN_PROMPTS else "qualification"
-        middle = degraded(clean, clip_dir / f"prompt{content:02d}-middle.mp4", "noise", 30.0)
+        # as many videos as a regular item (one per model), or raters could tell it
+        grainy = degraded(clean, clip_dir / f"prompt{content:02d}-grainy.mp4", "noise", 30.0)
+        blocky = degraded(clean, clip_dir / f"prompt{content:02d}-blocky.mp4", "blocks", 6.0)
         worst = degraded(clean, clip_dir / f"prompt{content:02d}-worst.mp4", "blur", 9.0)
-        for path, expected in ((clean, "best"), (middle, ""), (worst, "worst")):
+        for path, expected in ((clean, "best"), (grainy, ""), (blocky, ""), (worst, "worst")):
             rows.append(
                 {"path": path.name, "role": role, "content": f"g{content:02d}",
                  "expected": expected, **labels}

@@ -39,9 +39,9 @@ def simulate_raters(
     first_number: int = 1,
 ) -> list[Rater]:
     """One simulated rater per profile, each answering every session of the study (or of
-    `sessions`: its ready items, in their own shuffled order), numbered from
-    `first_number`. Does nothing when the study has simulated raters numbered so
-    already."""
+    `sessions`: its ready items, in their own shuffled order) until a session fails the
+    golden gate, numbered from `first_number`. Does nothing when the study has simulated
+    raters numbered so already."""
     if simulated_raters_of(study).filter(external_id=f"SIM-{study.slug}-{first_number:02d}"):
         return []
     design = design_of(study)
@@ -106,6 +106,8 @@ def simulate_raters(
             assignment.golden_agreement, assignment.eligible_for_next = gate.agreement, gate.passed
             assignment.save(update_fields=["golden_agreement", "eligible_for_next"])
             answered += len(items)
+            if not gate.passed:  # as a real rater, stopped at the gate: no next session
+                break
         made.append(rater)
     return made
 

@@ -5,6 +5,7 @@ from django.core.management import call_command
 from annotation.designs import DESIGNS
 from annotation.models import (
     Answer,
+    Assignment,
     BatchAudit,
     Participation,
     Rater,
@@ -56,6 +57,20 @@ def test_demo_study_is_ready_to_rate(
         assert run.status == "done", run.error
         assert f"rater link: /r/{demo.slug}/?token={demo.entry_token}" in printed
     assert set(Study.objects.values_list("design", flat=True)) == set(DESIGNS)
+    # no simulated rater goes on past a session that failed the golden gate
+    gates = {}
+    for rater, passed in (
+        Assignment.objects.filter(rater__is_simulated=True)
+        .order_by("session__index")
+        .values_list("rater_id", "eligible_for_next")
+    ):
+        gates.setdefault(rater, []).append(passed)
+    assert any(False in passed for passed in gates.values())  # the line clickers fail it
+    assert all(False not in passed[:-1] for passed in gates.values()), gates
+    # the GAIA tutorial: a title to read, and the experts' answer to show on every pair
+    for pair in TutorialPair.objects.filter(study=study).select_related("dimension"):
+        assert pair.label == f"{pair.dimension.label}: an example"
+        assert pair.generated.expert_scores.filter(dimension=pair.dimension).exists()
     scale = AnalysisRun.objects.get(study__slug="preference-demo").summary["scale"]
     ranked = [row["condition"] for row in sorted(scale, key=lambda row: row["rank"])]
     assert ranked == ["Crisp", "Soft", "Grainy", "Blocky"]  # the models' visible quality

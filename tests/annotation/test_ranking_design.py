@@ -4,10 +4,11 @@ and the golden gate on the clearly best above the clearly worst."""
 
 import pytest
 
-from annotation.designs.ranking import VGA_CRITERIA, settings_of
+from annotation.designs.ranking import VGA_CRITERIA, build_items, settings_of
 from annotation.models import Answer, Assignment, Item, RankingPlacement
 from tests.annotation.design_fixtures import Answerer, tiny_ranking_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
+from tests.factories import StimulusFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +33,20 @@ def test_items_are_a_prompts_videos_per_criterion_with_the_vga_bench_wording():
     assert {(i.content, i.dimension.key) for i in regular} == {
         (p, q) for p in ("p0", "p1") for q in ("aesthetics", "text_consistency")
     }
+
+
+def test_a_golden_item_with_fewer_videos_than_the_items_is_named_in_the_log(caplog):
+    # given: items of 3 videos; golden contents of 3 and of 2 videos
+    tiny = tiny_ranking_study(contents=1)
+    for expected in ("best", "worst"):
+        StimulusFactory(study=tiny.study, role="golden", content="short", expected=expected)
+    # when
+    with caplog.at_level("WARNING", logger="annotation.designs.ranking"):
+        build_items(study=tiny.study)
+    # then: the one that stands out is named, the others are not
+    warned = [r.getMessage() for r in caplog.records if "raters can tell" in r.getMessage()]
+    assert len(warned) == 1
+    assert warned[0].startswith("golden content short of") and "2 videos" in warned[0]
 
 
 def test_the_page_gets_the_videos_in_the_raters_order_and_nothing_that_tells_them_apart():
