@@ -34,6 +34,9 @@ ASKED = (
     "gq_video_clarity",
 )
 OVERALL = "aes_overall_score"
+COMMENT = "comment"
+# What a careful simulated rater sometimes writes in the optional comment.
+COMMENTS = ("The hands blur when they move.", "The background flickers near the end.")
 COLUMNS_BASE = ["path", "role", "prompt", "action", "questions", "note"]
 NOTES = {
     "tutorial": "The experts' exemplar: read each answer against the question's definition.",
@@ -82,6 +85,8 @@ def _write_manifest(clip_dir: Path) -> Path:
         pattern = PATTERNS[index % len(PATTERNS)]
         path = clip(clip_dir / f"video{index:02d}.mp4", pattern, prompt.action)
         asked = [OVERALL, *rng.choice(ASKED, size=int(rng.integers(2, 5)), replace=False)]
+        if role == "stimulus":
+            asked.append(COMMENT)  # optional, and never checked: not on the checked videos
         row = {"path": path.name, "role": role, "prompt": prompt.prompt, "action": prompt.action,
                "questions": "|".join(asked)}  # fmt: skip
         if role != "stimulus":
@@ -159,6 +164,8 @@ def simulate(study: Study) -> None:
         for question in applicable(video, questions_of(study.pk)):
             key, kind = question.dimension.key, question.kind
             if kind == "comment":
+                if profile["noise"] is not None and rng.random() < 0.25:
+                    answers[key] = COMMENTS[int(rng.integers(len(COMMENTS)))]
                 continue
             options = [option["value"] for option in question.options]
             truth = _truth(specs[key], video.original_name)

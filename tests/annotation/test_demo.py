@@ -7,6 +7,7 @@ from annotation.models import (
     Answer,
     Assignment,
     BatchAudit,
+    LabelAnswer,
     Participation,
     Rater,
     Session,
@@ -85,7 +86,12 @@ def test_demo_study_is_ready_to_rate(
     assert len(audit_queue(study=questionnaire)) == 1
     assert Stimulus.objects.filter(study=questionnaire, role="tutorial").count() == 2
     asked = Stimulus.objects.filter(study=questionnaire, role="stimulus").first().asked_questions
-    assert asked[0] == "aes_overall_score" and 3 <= len(asked) <= 5  # kept through transcoding
+    assert asked[0] == "aes_overall_score" and 4 <= len(asked) <= 6  # kept through transcoding
+    assert asked[-1] == "comment"  # the optional comment, on every regular video
+    comments = LabelAnswer.objects.filter(
+        answer__item__study=questionnaire, dimension__key="comment"
+    )
+    assert comments.exclude(text="").exists()  # some simulated raters wrote one
     newcomer = Participation.objects.create(rater=Rater.objects.get(user__username="rater"),
                                             study=questionnaire)  # fmt: skip
     assert sessions_left(newcomer)

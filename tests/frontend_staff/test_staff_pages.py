@@ -87,12 +87,15 @@ def test_the_home_page_leads_each_role_to_its_pages_of_each_running_study(client
     # then: researchers and admins see every running study; a rater those they may
     # enter; a visitor none (a study's name is its team's to publish)
     named = {name for name in ("Sliders", "Labels", "Closed") if name in body}
-    assert named == {
-        "anonymous": set(),
-        "rater": {"Sliders"},
-        "researcher": {"Sliders", "Labels"},
-        "admin": {"Sliders", "Labels"},
-    }[role]
+    assert (
+        named
+        == {
+            "anonymous": set(),
+            "rater": {"Sliders"},
+            "researcher": {"Sliders", "Labels"},
+            "admin": {"Sliders", "Labels"},
+        }[role]
+    )
     links = set(re.findall(r'href="([^"]+)"', body))
     both = (sliders, labels)
     results = {f"/studies/{s.slug}/results/" for s in both}
