@@ -126,3 +126,31 @@ def test_a_rater_is_offered_a_link_only_study_once_they_take_part(client):
         client.force_login(user)
         body = client.get("/").content.decode()
         assert (f'href="/study/{study.slug}/"' in body) is offered
+
+
+def test_a_refused_page_says_why_and_leads_on(client):
+    # given: a study, and a rater opening its live monitor
+    study = make_study(name="Sliders", state="running")
+    signed_in(client, "rater")
+    # when
+    response = client.get(f"/studies/{study.slug}/monitor/")
+    # then: MOSaic's page, with the bar, who is signed in and a way on; not Django's bare one
+    body = response.content.decode()
+    assert response.status_code == 403
+    assert "You may not open this page" in body and "whose role does not open it" in body
+    assert 'class="topbar"' in body and 'href="/"' in body
+
+
+def test_an_unknown_address_gets_a_page_that_leads_on(client):
+    response = client.get("/studies/no-such-study/results/nothing/")
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "There is no such page" in body and 'class="topbar"' in body
+
+
+def test_the_server_error_page_renders_without_a_request():
+    # Django renders 500.html with no context at all: nothing in it may need one
+    from django.template.loader import render_to_string
+
+    body = render_to_string("500.html")
+    assert "Something went wrong on our side" in body and "/static/frontend/mosaic.css" in body
