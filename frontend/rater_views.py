@@ -112,7 +112,7 @@ def rater_strings() -> dict[str, str]:
         "pv_ready": gettext("Press Next (or Enter) to save your answer."),
         "ready": gettext("Press Next (or Enter) to save your rating."),
         "video_failed": gettext("The video could not be loaded."),
-        "progress": gettext("{position} / {length}"),
+        "progress": gettext("{position} of {length} done"),
         "qualification_title": gettext("Qualification test"),
         "rating_title": gettext("Rating"),
         "qualification_retry": gettext(

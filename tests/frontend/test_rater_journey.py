@@ -111,7 +111,7 @@ def test_tutorial_shows_pairs_by_dimension_and_reveals_the_expert(page, live_ser
     finish_tutorial(page)
     # then: the qualification test starts
     assert page.locator("#step-rating").get_attribute("data-kind") == "qualification"
-    assert page.locator("#progress-text").inner_text() == "0 / 2"
+    assert page.locator("#progress-text").inner_text() == "0 of 2 done"
     assert Participation.objects.get(rater__external_id="P1").tutorial_done_at is not None
 
 

@@ -58,7 +58,7 @@ def test_passing_the_qualification_opens_the_sessions(page, live_server, rater_s
     assert wait_step(page, "rating") == "rating"
     assert page.locator("#step-rating").get_attribute("data-kind") == "rating"
     assert current_item(page) == server_order()[0]
-    assert page.locator("#progress-text").inner_text() == "0 / 8"
+    assert page.locator("#progress-text").inner_text() == "0 of 8 done"
 
 
 def test_failing_the_qualification_screens_out_and_redirects(page, live_server, rater_study):
@@ -123,7 +123,7 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
     page.wait_for_selector(f'#step-rating[data-item="{order[1]}"]')
     assert page.locator("#stage video").get_attribute("src").startswith("blob:")
     delivered(page)
-    assert page.locator("#progress-text").inner_text() == "1 / 8"
+    assert page.locator("#progress-text").inner_text() == "1 of 8 done"
     assert page.locator("#progress").evaluate("p => [p.value, p.max]") == [1, 8]
     stored = dict(
         session_ratings()
@@ -236,7 +236,7 @@ def test_the_golden_gate_decides_about_the_next_session(
         )
         page.click("#message-continue")
         wait_step(page, "rating")
-        assert page.locator("#progress-text").inner_text() == "0 / 5"
+        assert page.locator("#progress-text").inner_text() == "0 of 5 done"
         second = Assignment.objects.filter(rater__external_id="P1").exclude(pk=assignment.pk)
         assert current_item(page) in {
             str(i.public_id) for i in Item.objects.filter(pk__in=second.get().order)

@@ -43,7 +43,7 @@ def test_a_reload_resumes_at_the_servers_position(page, live_server, rater_study
     # then
     wait_step(page, "rating")
     assert current_item(page) == server_order()[2]
-    assert page.locator("#progress-text").inner_text() == "2 / 8"
+    assert page.locator("#progress-text").inner_text() == "2 of 8 done"
     assert session_ratings().count() == 2 * 3
 
 
@@ -182,4 +182,4 @@ def test_the_break_cannot_be_skipped(page, live_server, rater_study):
     # when: the break runs out, the page goes on by itself
     assert wait_step(page, "rating") == "rating"
     assert current_item(page) == order[3]
-    assert page.locator("#progress-text").inner_text() == "3 / 8"
+    assert page.locator("#progress-text").inner_text() == "3 of 8 done"

@@ -82,4 +82,4 @@ def test_a_qualification_test_not_ready_yet_says_so(page, live_server, rater_stu
     # then
     assert wait_step(page, "rating") == "rating"
     assert page.locator("#step-rating").get_attribute("data-kind") == "qualification"
-    assert page.locator("#progress-text").inner_text() == "0 / 2"
+    assert page.locator("#progress-text").inner_text() == "0 of 2 done"
