@@ -101,6 +101,7 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = "config.formats"  # dates written Y-m-d H:i everywhere
 USE_I18N = True
 USE_TZ = True
 

@@ -9,6 +9,7 @@ with plain queries (not with the selector under test)."""
 import csv
 import io
 import json
+from datetime import UTC
 
 import numpy as np
 import pandas as pd
@@ -329,8 +330,11 @@ def test_the_results_page_counts_the_exclusions_and_says_when_the_run_is_out_of_
     assert f'<tr data-rule="admin_excluded_rater">{admin_rule}</tr>' in counts
     assert 'id="stale"' in page and "exclusions changed since this run" in page
     # when: a new run
-    run_now(study)
+    latest = run_now(study)
     page = client.get(f"/studies/{study.slug}/results/").content.decode()
     # then
     assert 'id="stale"' not in page
+    # its moment written as on every staff page (config.formats): 2026-11-27 22:26
+    when = latest.finished_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    assert f"Analysis run {latest.pk} of {when}," in page
     assert "<td>bot</td><td>dr-admin</td><td>36</td>" in page

@@ -9,6 +9,11 @@ function cell(text) {
   return td;
 }
 
+/** A moment as every staff page writes it: "2026-11-27 22:26 UTC". */
+function formatMoment(iso) {
+  return `${new Date(iso).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
 function formatAgo(iso) {
   if (!iso) return "–";
   const seconds = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -125,7 +130,7 @@ function render(body, options, refresh) {
   document.getElementById("progress").textContent =
     `${p.answers} answers · ${p.answers_per_stimulus} of ${p.target_per_stimulus} per stimulus · ` +
     `${p.answers_last_hour} in the last hour · expected finish: ` +
-    (p.expected_finish ? new Date(p.expected_finish).toLocaleString() : "–");
+    (p.expected_finish ? formatMoment(p.expected_finish) : "–");
   const state = document.getElementById("filter-state").value;
   const flaggedOnly = document.getElementById("filter-flagged").checked;
   const tbody = document.querySelector("#assignments tbody");
