@@ -232,3 +232,24 @@ def test_coming_back_online_retries_at_once(harness):
     )
     assert summary == [["stored", "i1"]]
     assert page.evaluate("window.delays") == [1000]
+
+
+def test_try_again_retries_at_once(harness):
+    # the rater's "Try again": a queued answer waiting out its backoff goes now
+    page = harness
+    page.reply((503, {}), (201, {}))
+    summary = page.evaluate(
+        """async () => {
+            // timers that never fire: only "Try again" can wake the retry
+            window.setTimeout = (fn, ms) => { window.delays.push(ms); return 0; };
+            const m = await import('/static/frontend/rater_queue.js');
+            const done = window.sender.submit(window.answer(1));
+            while (window.troubles.length === 0) {
+                await new Promise((ok) => window.realSetTimeout(ok, 10));
+            }
+            m.retryNow();
+            return window.summary(await done);
+        }"""
+    )
+    assert summary == [["stored", "i1"]]
+    assert page.evaluate("window.delays") == [1000]

@@ -85,7 +85,7 @@ def test_the_study_name_is_text_on_every_page_that_shows_it():
     rater.force_login(rater_client()[1])
     # when
     pages = {
-        "home": Client().get("/"),
+        "home": staff.get("/"),  # a visitor not signed in sees no study names
         "studies": staff.get("/studies/"),
         "monitor": staff.get(f"/studies/{tiny.study.slug}/monitor/"),
         "results": staff.get(f"/studies/{tiny.study.slug}/results/"),

@@ -21,6 +21,7 @@ import {
   clock,
   newUuid,
   request,
+  retryNow,
   withRetry,
 } from "./rater_queue.js";
 import { Slider, makeVideo } from "./rater_controls.js";
@@ -601,6 +602,7 @@ function showWaiting(reason) {
   button.disabled = false;
   button.onclick = () => {
     button.disabled = true;
+    retryNow(); // a queued answer waiting out its backoff goes now
     // sends what is held first, then asks the server again (from the start when the
     // page never loaded the study: it was paused when the page opened)
     if (state === null) start();

@@ -101,16 +101,26 @@ export const clock = {
   },
 };
 
-/** Resolves after `ms`, or earlier when the browser comes back online. */
+const RETRY_NOW = "mosaic:retry-now";
+
+/** Ends every wait for a retry at once: the rater pressed "Try again" (a 5xx can have
+ * pushed the next try of a queued answer 30 s away). */
+export function retryNow() {
+  window.dispatchEvent(new Event(RETRY_NOW));
+}
+
+/** Resolves after `ms`, or earlier when the browser comes back online or `retryNow()`. */
 export function waitForRetry(ms) {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
       window.removeEventListener("online", done);
+      window.removeEventListener(RETRY_NOW, done);
       resolve();
     };
     const timer = setTimeout(done, ms);
     window.addEventListener("online", done);
+    window.addEventListener(RETRY_NOW, done);
   });
 }
 
