@@ -1,5 +1,6 @@
 """Faults that happen in practice: the broker goes away while raters rate."""
 
+import contextlib
 import subprocess
 import time
 from pathlib import Path
@@ -44,6 +45,19 @@ def start_redis() -> subprocess.Popen:
     return process
 
 
+@contextlib.contextmanager
+def broker_back_with_a_worker(*, queues: str, log: Path):
+    """The broker started again and a real worker on `queues`; both stopped after."""
+    broker = start_redis()
+    worker = celery_worker.start_worker(queues=queues, log=log, broker=BROKER)
+    try:
+        yield
+    finally:
+        celery_worker.stop_worker(worker)
+        broker.terminate()
+        broker.wait()
+
+
 def _pings(client) -> bool:
     try:
         return client.ping()
@@ -80,19 +94,13 @@ def test_rating_goes_on_while_the_broker_is_down_and_jobs_are_sent_once_it_is_ba
         job = ProcessingJob.objects.get()
         assert job.status == "queued"
         # when: the broker is back and the sweep runs
-        broker = start_redis()
-        worker = celery_worker.start_worker(queues="media", log=tmp_path / "w.log", broker=BROKER)
-        try:
+        with broker_back_with_a_worker(queues="media", log=tmp_path / "w.log"):
             assert requeue_stale_jobs(older_than_s=0) == [job.pk]
             celery_worker.wait_for(
                 lambda: ProcessingJob.objects.get(pk=job.pk).status == "done",
                 timeout=60,
                 what="the requeued transcode",
             )
-        finally:
-            celery_worker.stop_worker(worker)
-            broker.terminate()
-            broker.wait()
     assert Path(stimulus.source_file.path).is_file()
 
 
@@ -119,9 +127,7 @@ def test_an_analysis_run_asked_for_while_the_broker_is_down_is_computed_once_it_
         run = AnalysisRun.objects.get(pk=response.json()["id"])
         assert run.status == "queued"
         # when: the broker is back and the sweep runs
-        broker = start_redis()
-        worker = celery_worker.start_worker(queues="default", log=tmp_path / "w.log", broker=BROKER)
-        try:
+        with broker_back_with_a_worker(queues="default", log=tmp_path / "w.log"):
             swept = sweep_stale_requests(older_than_s=0)
             assert swept["analysis_runs_sent"] == [run.pk]
             celery_worker.wait_for(
@@ -129,7 +135,3 @@ def test_an_analysis_run_asked_for_while_the_broker_is_down_is_computed_once_it_
                 timeout=60,
                 what="the analysis run sent again",
             )
-        finally:
-            celery_worker.stop_worker(worker)
-            broker.terminate()
-            broker.wait()
