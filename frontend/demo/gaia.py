@@ -186,7 +186,7 @@ PROFILES = [
     {"bias": 2, "noise": 12},
     {"bias": -3, "noise": 7},
     {"bias": 4, "noise": 11},
-    {"bias": 0, "noise": 0, "line": 50.0},
+    {"bias": 0, "noise": 0, "line": 50.0, "in_test": {"bias": 0, "noise": 8}},
 ]
 MODEL_QUALITY = dict(zip(DEMO_MODELS, (30, 40, 55, 60, 70, 78), strict=True))
 

@@ -85,7 +85,8 @@ PROFILES = [
     {"ties": 0.10, "left": 0.05},
     {"ties": 0.20, "left": -0.05},
     {"ties": 0.15, "left": 0.0},
-    {"ties": 0.0, "left": 1.0},  # always "left": screened out for position bias
+    # always "left" once past the test: screened out for position bias
+    {"ties": 0.0, "left": 1.0, "in_test": {"ties": 0.15, "left": 0.0}},
 ]
 
 

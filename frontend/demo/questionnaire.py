@@ -45,7 +45,11 @@ NOTES = {
 }
 # The careful raters' noise (score SD in points, chance of another level or tag); the
 # last answers at random.
-PROFILES = [{"noise": 0.8, "flip": 0.08}, {"noise": 1.2, "flip": 0.12}, {"noise": None}]
+PROFILES = [
+    {"noise": 0.8, "flip": 0.08},
+    {"noise": 1.2, "flip": 0.12},
+    {"noise": None, "in_test": {"noise": 0.8, "flip": 0.08}},
+]
 
 
 def _questions():

@@ -85,7 +85,13 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
 
 # The simulated raters: how noisy their view of the models' true strengths is; the last
 # orders at random (screened out by the random-ranker rule).
-PROFILES = [{"noise": 0.3}, {"noise": 0.5}, {"noise": 0.4}, {"noise": 0.6}, {"noise": None}]
+PROFILES = [
+    {"noise": 0.3},
+    {"noise": 0.5},
+    {"noise": 0.4},
+    {"noise": 0.6},
+    {"noise": None, "in_test": {"noise": 0.3}},
+]
 
 
 def simulate(study: Study) -> None:

@@ -1,13 +1,15 @@
 """Simulated raters for the demo studies, so that a newcomer finds the monitor and the
 results pages full at once. Every simulated rater is marked as such (Rater.is_simulated,
 external ids SIM-...), their answers go through the study's design like a real rater's
-(its layout, its value rows, its golden gate), and nothing here is used outside the demo.
+(the qualification test through the rater's own service, then its layout, its value
+rows, its golden gate), and nothing here is used outside the demo.
 """
 
 from __future__ import annotations
 
 import random
 import secrets
+import uuid
 from collections.abc import Callable
 
 import numpy as np
@@ -18,7 +20,13 @@ from django.utils import timezone
 from annotation.designs import design_of, values_digest
 from annotation.models import Answer, Assignment, Item, Participation, Rater, Session, Study
 from annotation.selectors import item_layout, items_by_pk
-from annotation.services.answers import layout_ids
+from annotation.services.answers import Envelope, layout_ids
+from annotation.services.participation import participation_tutorial_done
+from annotation.services.qualification import (
+    qualification_answer_submit,
+    qualification_items,
+    qualification_seed,
+)
 
 # values(item, layout, rater profile, rng) -> the design's Values for that answer
 Simulate = Callable[[Item, list, dict, np.random.Generator], object]
@@ -38,10 +46,12 @@ def simulate_raters(
     sessions=None,
     first_number: int = 1,
 ) -> list[Rater]:
-    """One simulated rater per profile, each answering every session of the study (or of
-    `sessions`: its ready items, in their own shuffled order) until a session fails the
-    golden gate, numbered from `first_number`. Does nothing when the study has simulated
-    raters numbered so already."""
+    """One simulated rater per profile, numbered from `first_number`. Each takes the
+    study's qualification test (with the profile's "in_test" profile where it has one: a
+    rater careful in the test who slacks after, as real ones do), and once passed answers
+    every session of the study (or of `sessions`: its ready items, in their own shuffled
+    order) until a session fails the golden gate. Does nothing when the study has
+    simulated raters numbered so already."""
     if simulated_raters_of(study).filter(external_id=f"SIM-{study.slug}-{first_number:02d}"):
         return []
     design = design_of(study)
@@ -58,10 +68,11 @@ def simulate_raters(
             rater=rater,
             study=study,
             consent_at=now,
-            tutorial_done_at=now,
-            qualification_state=Participation.Qualification.PASSED,
             qualification_order_seed=secrets.randbits(62),
         )
+        made.append(rater)
+        if not _qualified(participation, values, profile.get("in_test", profile), rng):
+            continue
         answered = 0
         chosen = sessions if sessions is not None else Session.objects.filter(study=study)
         for session in chosen.order_by("index"):
@@ -108,8 +119,38 @@ def simulate_raters(
             answered += len(items)
             if not gate.passed:  # as a real rater, stopped at the gate: no next session
                 break
-        made.append(rater)
     return made
+
+
+def _qualified(
+    participation: Participation, values: Simulate, profile: dict, rng: np.random.Generator
+) -> bool:
+    """The rater takes the qualification test through the service a real rater's answers
+    go through (attempt after attempt, as the study allows): True when passed."""
+    participation = participation_tutorial_done(participation=participation)
+    while participation.qualification_state == Participation.Qualification.IN_PROGRESS:
+        items = qualification_items(participation=participation)
+        if not items:
+            raise RuntimeError(f"{participation}: the qualification test is not ready")
+        found = items_by_pk(items)
+        for pk in items:
+            item = found[pk]
+            layout = item_layout(item, qualification_seed(participation))
+            envelope = Envelope(
+                client_uuid=uuid.uuid4(),
+                item=item.public_id,
+                shown_at=timezone.now(),
+                answered_at=timezone.now(),
+                watch_time_ms=int(rng.integers(3000, 9000)),
+                plays=1,
+                stalls=0,
+            )
+            answer_values = values(item, layout, profile, rng)
+            qualification_answer_submit(
+                participation=participation, envelope=envelope, item=item, values=answer_values
+            )
+        participation.refresh_from_db()
+    return participation.qualification_state == Participation.Qualification.PASSED
 
 
 def finished_run(study: Study):

@@ -23,15 +23,12 @@ from quality.models import AnalysisRun
 
 
 @pytest.mark.slow
-@pytest.mark.django_db
-def test_demo_study_is_ready_to_rate(
-    settings, tmp_path, django_capture_on_commit_callbacks, capsys
-):
+@pytest.mark.django_db(transaction=True)  # as scripts/start: videos processed on commit
+def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
     # given: an empty var dir
     settings.VAR_DIR = tmp_path
     # when
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("demo_study", "--stimuli", "4")
+    call_command("demo_study", "--stimuli", "4")
     # then: real prompts, every video processed and scored, accounts to sign in with
     study = Study.objects.get(slug="gaia-demo")
     assert study.state == "running"
@@ -58,6 +55,14 @@ def test_demo_study_is_ready_to_rate(
         assert run.status == "done", run.error
         assert f"rater link: /r/{demo.slug}/?token={demo.entry_token}" in printed
     assert set(Study.objects.values_list("design", flat=True)) == set(DESIGNS)
+    # every simulated rater took the qualification test and was scored on it, by the
+    # service a real rater's answers go through
+    for participation in Participation.objects.filter(rater__is_simulated=True):
+        test = Answer.objects.filter(participation=participation, attempt__isnull=False)
+        drawn = participation.qualification_set["items"]
+        assert drawn and sorted(test.values_list("item_id", flat=True)) == sorted(drawn)
+        assert participation.qualification_share is not None, participation
+        assert participation.qualification_state == "passed", participation
     # no simulated rater goes on past a session that failed the golden gate
     gates = {}
     for rater, passed in (
@@ -113,8 +118,8 @@ def test_demo_study_is_ready_to_rate(
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20
     assert AnalysisRun.objects.count() == Study.objects.count()
-    # and a run of the ranking demo once its videos are scored (here the scoring waited
-    # for the command's end) compares the consensus with a metric the GPU worker computed
+    # and a run of the ranking demo compares the consensus with a metric the GPU worker
+    # computed
     run = finished_run(Study.objects.get(slug="ranking-demo"))
     assert run.summary["against_metric"] == "sharpness"
     for question in ("aesthetics", "text_consistency"):

@@ -48,7 +48,7 @@ def simulated(tiny) -> dict[str, Assignment]:
     def values(item, layout, profile, rng):
         video = layout[0]
         asked = [q.dimension.key for q in applicable(video, questions_of(study.pk))]
-        if video.role == Stimulus.Role.GOLDEN:
+        if video.role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
             return Labels({key: EXPERT_ANSWERS[key] for key in asked if key in EXPERT_ANSWERS})
         index = int(video.prompt.rsplit(" ", 1)[1])
         overall, level, light = ANSWERS[profile["name"]][index]
