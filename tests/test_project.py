@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.conf import settings as django_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED_SERVICES = {
@@ -445,3 +446,17 @@ def test_the_embedded_default_sends_browsers_to_the_icon(tmp_path):
         env=env,
     )
     assert probe.stdout.split() == ["True", "301", "/static/frontend/favicon.svg"], probe.stderr
+
+
+@pytest.mark.parametrize("language", [code for code, _ in django_settings.LANGUAGES])
+def test_every_language_writes_a_moment_one_way(language):
+    from datetime import datetime
+
+    from django.utils import formats, translation
+
+    # given: a moment, on a page in each language MOSaic offers
+    moment = datetime(2026, 11, 27, 22, 26)
+    with translation.override(language):
+        # then: ISO 8601's order (config/formats), never 27.11.2026 or 2026年11月27日
+        assert formats.date_format(moment, "DATETIME_FORMAT") == "2026-11-27 22:26"
+        assert formats.date_format(moment, "SHORT_DATE_FORMAT") == "2026-11-27"
