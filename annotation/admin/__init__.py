@@ -38,7 +38,7 @@ from annotation.services.question_sets import (
     read_question_set,
     template_path,
 )
-from annotation.services.studies import study_build_sessions
+from annotation.services.studies import study_build_sessions, study_default_dimensions
 
 
 class DimensionInline(admin.TabularInline):
@@ -115,6 +115,21 @@ class StudyAdmin(admin.ModelAdmin):
     def get_inlines(self, request, obj):
         design = DESIGN_INLINES.get(getattr(obj, "design", ""))
         return [*self.inlines, design] if design else self.inlines
+
+    def save_related(self, request, form, formsets, change):
+        """A study added here without dimensions gets its design's, as one made through
+        the API or `import_study --create` does (and new defaults when its design changes
+        before any video is imported)."""
+        super().save_related(request, form, formsets, change)
+        previous = form.initial.get("design") if change and "design" in form.changed_data else None
+        if (not change or previous) and study_default_dimensions(
+            study=form.instance, previous_design=previous
+        ):
+            names = ", ".join(
+                form.instance.dimensions.order_by("order").values_list("label", flat=True)
+            )
+            if names:
+                self.message_user(request, f"The design's questions were added: {names}.")
 
     fieldsets = (
         (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),

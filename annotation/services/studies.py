@@ -6,7 +6,7 @@ import random
 
 from django.db import IntegrityError, transaction
 
-from annotation.designs import design_of
+from annotation.designs import DESIGNS, design_of
 from annotation.errors import ValidationFailed
 from annotation.models import Dimension, Item, Session, SessionItem, Study
 
@@ -26,7 +26,13 @@ def study_create(*, name: str, slug: str, dimensions=None, **settings) -> Study:
             study.save()
     except IntegrityError:  # the same slug created at the same moment by another request
         raise ValidationFailed(f"a study with slug '{slug}' already exists") from None
-    design = design_of(study)
+    _dimensions_create(
+        study, design_of(study).default_dimensions if dimensions is None else dimensions
+    )
+    return study
+
+
+def _dimensions_create(study: Study, dimensions) -> None:
     Dimension.objects.bulk_create(
         Dimension(
             study=study,
@@ -36,11 +42,26 @@ def study_create(*, name: str, slug: str, dimensions=None, **settings) -> Study:
             shows_reference=bool(rest and rest[0]),
             order=order,
         )
-        for order, (key, label, help_text, *rest) in enumerate(
-            design.default_dimensions if dimensions is None else dimensions, start=1
-        )
+        for order, (key, label, help_text, *rest) in enumerate(dimensions, start=1)
     )
-    return study
+
+
+@transaction.atomic
+def study_default_dimensions(*, study: Study, previous_design: str | None = None) -> bool:
+    """A study made or changed elsewhere than `study_create` (the admin's form) gets its
+    design's dimensions when it has none, or when it has exactly those of
+    `previous_design` (the design was changed before any video was imported). Dimensions
+    an admin gave are kept. True when the dimensions were (re)made."""
+    have = list(study.dimensions.order_by("order").values_list("key", flat=True))
+    if previous_design is not None and previous_design != study.design:
+        previous = DESIGNS[previous_design].default_dimensions
+        if have == [key for key, *_ in previous] and not study.stimuli.exists():
+            study.dimensions.all().delete()
+            have = []
+    if have:
+        return False
+    _dimensions_create(study, design_of(study).default_dimensions)
+    return True
 
 
 @transaction.atomic

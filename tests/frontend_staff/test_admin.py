@@ -1,5 +1,8 @@
 """The Django admin as docs/admins.md describes it: every setting editable, lists cheap."""
 
+import re
+from html.parser import HTMLParser
+
 import pytest
 from django.contrib import admin
 from django.db import connection
@@ -232,3 +235,87 @@ def test_every_editable_design_setting_is_in_its_admin_box():
             if getattr(field, "editable", False) and not field.auto_created
         } - {inline.fk_name or "study"}
         assert editable - set(inline.fields) == set(), inline.__name__
+
+
+class _Form(HTMLParser):
+    """The fields of the admin page's form with their default values, as a browser
+    submits them untouched (checked boxes, selected options, inputs' values)."""
+
+    def __init__(self):
+        super().__init__()
+        self.data, self._select, self._textarea = {}, None, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        name = attrs.get("name")
+        if tag == "input" and name and attrs.get("type") not in ("submit", "file"):
+            if attrs.get("type") != "checkbox":
+                self.data[name] = attrs.get("value", "")
+            elif "checked" in attrs:
+                self.data[name] = attrs.get("value", "on")
+        elif tag == "select":
+            self._select = name
+        elif tag == "option" and self._select and "selected" in attrs:
+            self.data[self._select] = attrs.get("value", "")
+        elif tag == "textarea":
+            self._textarea = name
+            self.data[name] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self._select = None
+        elif tag == "textarea":
+            self._textarea = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            self.data[self._textarea] += data
+
+
+def admin_form(client, url: str) -> dict:
+    form = _Form()
+    form.feed(client.get(url).content.decode())
+    return {name: value for name, value in form.data.items() if "__prefix__" not in name}
+
+
+@pytest.mark.parametrize(
+    ("design", "keys"),
+    [
+        ("slider", ["subject", "completeness", "interaction"]),
+        ("preference", ["video_quality"]),
+        ("ranking", ["aesthetics", "text_consistency"]),
+        ("propose_verify", ["propose", "verify"]),
+    ],
+)
+def test_a_study_added_in_the_admin_gets_its_designs_questions(client, design, keys):
+    # given: the add form, as an admin fills it in (no dimension of their own)
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    data = admin_form(client, "/admin/annotation/study/add/")
+    data.update(name="Admin-made", slug="admin-made", design=design)
+    # when
+    response = client.post("/admin/annotation/study/add/", data)
+    # then: the design's dimensions, as study_create gives them
+    assert response.status_code == 302, re.findall(r"errorlist.{0,300}", response.content.decode())
+    study = Study.objects.get(slug="admin-made")
+    assert list(study.dimensions.order_by("order").values_list("key", flat=True)) == keys
+    # when: the design changes before any video is imported
+    data = admin_form(client, f"/admin/annotation/study/{study.pk}/change/")
+    data["design"] = "ranking" if design != "ranking" else "preference"
+    assert client.post(f"/admin/annotation/study/{study.pk}/change/", data).status_code == 302
+    # then: the new design's dimensions replace the old design's defaults
+    expected = ["aesthetics", "text_consistency"] if design != "ranking" else ["video_quality"]
+    assert list(study.dimensions.order_by("order").values_list("key", flat=True)) == expected
+
+
+def test_dimensions_an_admin_gives_with_a_new_study_are_kept(client):
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    data = admin_form(client, "/admin/annotation/study/add/")
+    data.update(name="Own", slug="own", design="slider")
+    data["dimensions-TOTAL_FORMS"] = "1"
+    own = {"key": "sharpness", "label": "Sharpness", "order": "1", "anchor_low": "blurred",
+           "anchor_high": "sharp"}  # fmt: skip
+    data.update({f"dimensions-0-{name}": value for name, value in own.items()})
+    response = client.post("/admin/annotation/study/add/", data)
+    assert response.status_code == 302, re.findall(r"errorlist.{0,300}", response.content.decode())
+    study = Study.objects.get(slug="own")
+    assert list(study.dimensions.values_list("key", flat=True)) == ["sharpness"]
