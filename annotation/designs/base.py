@@ -104,6 +104,67 @@ def _no_extra(*, study, role: str, extra: dict) -> dict:
 
 
 @dataclass(frozen=True)
+class ContentVideo:
+    """A video of a compared design's content, as a manifest check sees it: from the
+    manifest (its line) or stored before (line None)."""
+
+    line: int | None
+    role: str
+    content: str
+    condition: str
+    expected: str
+
+
+CHECKED_ENDS = ("golden", "qualification")
+
+
+def content_errors(videos: list[ContentVideo], *, at_most: int, noun: str) -> list[tuple[int, str]]:
+    """What makes a compared design's content unusable, per line of the manifest: a
+    condition twice in one content (an item would show one model twice, and its ranking
+    name it twice); a golden or qualification content without exactly one best and one
+    worst video, or with more than `at_most` videos (its item could not be made, and the
+    raters would wait for a test that never comes); two references of one content."""
+
+    def where(video: ContentVideo) -> str:
+        return f"line {video.line}" if video.line is not None else "a video imported before"
+
+    groups: dict[tuple[str, str], list[ContentVideo]] = {}
+    for video in videos:
+        if video.content:
+            groups.setdefault((video.role, video.content), []).append(video)
+    errors = []
+    for (role, content), members in groups.items():
+        new = [video for video in members if video.line is not None]
+        if not new:
+            continue
+        members = sorted(members, key=lambda video: -1 if video.line is None else video.line)
+        name = f"{role} content {content!r}"
+        first: dict[str, ContentVideo] = {}
+        for video in members:
+            twice = first.get(video.condition)
+            if video.condition and twice is not None and video.line is not None:
+                also = where(twice)
+                errors.append((video.line, f"{name} has {video.condition!r} twice (also {also})"))
+            first.setdefault(video.condition, video)
+        if role == "reference" and len(members) > 1:
+            errors.append((new[-1].line, f"{name} has {len(members)} videos, one is its reference"))
+        if role not in CHECKED_ENDS:
+            continue
+        make = f"one best and one worst make its {noun}"
+        for end in ("best", "worst"):
+            ends = [video for video in members if video.expected == end]
+            if len(ends) > 1:
+                errors.append((ends[-1].line or new[0].line, f"{name} has {len(ends)} '{end}' "
+                               f"videos ({make})"))  # fmt: skip
+            elif not ends:
+                errors.append((new[0].line, f"{name} has no '{end}' video ({make})"))
+        if len(members) > at_most:
+            errors.append((new[-1].line, f"{name} has {len(members)} videos, at most "
+                           f"{at_most} make its {noun}"))  # fmt: skip
+    return errors
+
+
+@dataclass(frozen=True)
 class OnDemand:
     """Sessions made for each rater as they start one (Design.sessions_on_demand)."""
 
@@ -163,6 +224,9 @@ class Design:
     # check_manifest_row(role, labels, expert, dimension_keys): refuses (ValueError, its message the
     # reason) an import row this design cannot use; None: any row.
     check_manifest_row: Callable[..., None] = lambda **row: None
+    # check_contents(videos: [ContentVideo]) -> [(line, reason)]: what makes the
+    # manifest's contents unusable, with the videos the study has (content_errors).
+    check_contents: Callable[..., list] = lambda videos: []
     # The design's own manifest columns; check_manifest_extra(study, role, extra) checks
     # them ({"columns": {name: text}, "answers": {question key: <key>_expert text}}) and
     # returns what the import keeps: "stimulus" (fields of the new video), "identity"

@@ -17,6 +17,7 @@ in the middle when the question asks about it; the answer is left, right or equa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ from itertools import combinations
 
 from django.db.models import Prefetch
 
-from annotation.designs.base import Design, Gate, OnDemand, QualificationScore
+from annotation.designs.base import (
+    Design,
+    Gate,
+    OnDemand,
+    QualificationScore,
+    content_errors,
+)
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -375,6 +382,7 @@ PREFERENCE = Design(
     golden_label="Golden pairs right",
     session_chunks=session_chunks,
     check_manifest_row=check_manifest_row,
+    check_contents=functools.partial(content_errors, at_most=2, noun="pair"),
     default_dimensions=WYD_QUESTIONS[:1],
     sessions_on_demand=sessions_on_demand,
 )

@@ -19,11 +19,12 @@ item's criterion, tied places only where the study allows them.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass
 
-from annotation.designs.base import Design, Gate, QualificationScore, shuffled
+from annotation.designs.base import Design, Gate, QualificationScore, content_errors, shuffled
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -290,5 +291,6 @@ RANKING = Design(
     values_noun="ranking",
     golden_label="Golden orders right",
     check_manifest_row=check_manifest_row,
+    check_contents=functools.partial(content_errors, at_most=MAX_VIDEOS, noun="item"),
     default_dimensions=VGA_CRITERIA,
 )

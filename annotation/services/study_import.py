@@ -44,7 +44,7 @@ from django.core.files import File
 from django.db import transaction
 
 from annotation.designs import design_of
-from annotation.designs.base import refuse_nul
+from annotation.designs.base import ContentVideo, refuse_nul
 from annotation.errors import ImportFailed
 from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
 
@@ -321,6 +321,30 @@ def _tutorial_pairs_to_create(
     return to_create, errors
 
 
+def _content_videos(
+    study: Study, rows: list[ManifestRow], stored: dict[str, Stimulus]
+) -> list[ContentVideo]:
+    """The contents' videos after this import: the study's and the manifest's new ones."""
+    videos = [
+        ContentVideo(None, role, content, condition, expected)
+        for role, content, condition, expected in Stimulus.objects.filter(study=study)
+        .exclude(content="")
+        .values_list("role", "content", "condition", "expected")
+    ]
+    videos += [
+        ContentVideo(
+            row.line,
+            row.role,
+            row.labels["content"],
+            row.labels["condition"],
+            row.labels["expected"],
+        )  # fmt: skip
+        for row in rows
+        if row.checksum not in stored
+    ]
+    return videos
+
+
 def study_import_manifest(
     *,
     study: Study,
@@ -382,6 +406,8 @@ def study_import_manifest(
     }
     new_pairs, pair_errors = _tutorial_pairs_to_create(rows, study=study, stored=stored)
     errors.extend(pair_errors)
+    if not errors:
+        errors.extend(design_of(study).check_contents(_content_videos(study, rows, stored)))
     if errors:
         errors.sort()
         logger.warning("import into %s refused: %s", study.slug, errors)

@@ -212,6 +212,68 @@ def test_an_import_names_each_row_a_preference_study_cannot_use(tmp_path):
     assert not Stimulus.objects.filter(study=study).exists()
 
 
+def test_an_import_refuses_contents_no_item_can_be_made_of(tmp_path):
+    # given: a model twice for one content, a golden pair with two best videos, a
+    # qualification content with a worst video only, two references of one content
+    study = make_study(design="preference")
+    manifest = write_manifest(
+        tmp_path,
+        [
+            "v0.mp4,stimulus,model-a,c1,",
+            "v1.mp4,stimulus,model-b,c1,",
+            "v2.mp4,stimulus,model-a,c1,",
+            "v3.mp4,golden,,g1,best",
+            "v4.mp4,golden,,g1,best",
+            "v5.mp4,qualification,,q1,worst",
+            "v6.mp4,reference,,c1,",
+            "v7.mp4,reference,,c1,",
+        ],
+    )
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: each named by its line, and nothing imported
+    pair = "(one best and one worst make its pair)"
+    assert sorted(refused.value.errors) == [
+        (4, "stimulus content 'c1' has 'model-a' twice (also line 2)"),
+        (5, f"golden content 'g1' has no 'worst' video {pair}"),
+        (6, f"golden content 'g1' has 2 'best' videos {pair}"),
+        (7, f"qualification content 'q1' has no 'best' video {pair}"),
+        (9, "reference content 'c1' has 2 videos, one is its reference"),
+    ]
+    assert not Stimulus.objects.filter(study=study).exists()
+
+
+def test_a_second_import_is_checked_with_the_videos_the_study_has(tmp_path):
+    # given: a study with a content of two models and a complete golden pair
+    study = make_study(design="preference")
+    first = write_manifest(
+        tmp_path,
+        ["v0.mp4,stimulus,model-a,c1,", "v1.mp4,stimulus,model-b,c1,",
+         "v2.mp4,golden,,g1,best", "v3.mp4,golden,,g1,worst"],
+    )  # fmt: skip
+    study_import_manifest(study=study, manifest=first)
+    (tmp_path / "later").mkdir()
+    for name in ("w0", "w1", "w2"):
+        (tmp_path / "later" / f"{name}.mp4").write_bytes(f"another {name}".encode())
+    later = tmp_path / "later" / "manifest.csv"
+    later.write_text(
+        "path,role,condition,content,expected\nw0.mp4,stimulus,model-c,c1,\n"
+        "w1.mp4,stimulus,model-a,c1,\nw2.mp4,golden,,g1,worst\n"
+    )
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=later)
+    # then: a third model is welcome; the first model again and a second worst are not
+    pair = "(one best and one worst make its pair)"
+    assert sorted(refused.value.errors) == [
+        (3, "stimulus content 'c1' has 'model-a' twice (also a video imported before)"),
+        (4, f"golden content 'g1' has 2 'worst' videos {pair}"),
+        (4, "golden content 'g1' has 3 videos, at most 2 make its pair"),
+    ]
+    assert Stimulus.objects.filter(study=study).count() == 4
+
+
 def test_a_new_preference_study_asks_wyds_video_quality_question():
     study = make_study(design="preference")
     (question,) = Dimension.objects.filter(study=study)

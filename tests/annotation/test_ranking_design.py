@@ -153,3 +153,27 @@ def test_the_golden_gate_is_the_best_above_the_worst(right, eligible):
     assert assignment.state == Assignment.State.FINISHED
     assert assignment.golden_agreement == (1.0 if right else 0.0)
     assert assignment.eligible_for_next is eligible
+
+
+def test_an_import_refuses_a_model_twice_for_one_prompt(tmp_path):
+    from annotation.errors import ImportFailed
+    from annotation.models import Stimulus
+    from annotation.services.study_import import study_import_manifest
+    from tests.annotation.test_preference_design import write_manifest
+    from tests.factories import make_study
+
+    # given: a prompt whose fourth video is the first model again, and a golden prompt
+    # of four videos (the sharp one best, the blurred one worst)
+    study = make_study(design="ranking")
+    manifest = write_manifest(
+        tmp_path,
+        ["v0.mp4,stimulus,mA,p1,", "v1.mp4,stimulus,mB,p1,", "v2.mp4,stimulus,mC,p1,",
+         "v3.mp4,stimulus,mA,p1,", "v4.mp4,golden,,g1,best", "v5.mp4,golden,,g1,",
+         "v6.mp4,golden,,g1,", "v7.mp4,golden,,g1,worst"],
+    )  # fmt: skip
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: its ranking would name the model twice; the golden prompt is fine
+    assert refused.value.errors == [(5, "stimulus content 'p1' has 'mA' twice (also line 2)")]
+    assert not Stimulus.objects.filter(study=study).exists()
