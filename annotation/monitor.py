@@ -7,7 +7,8 @@ from datetime import timedelta
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
-from annotation.models import Answer, Assignment, Item, Participation, Session, Study
+from annotation.designs import design_of
+from annotation.models import Answer, Assignment, Item, Participation, Session, Stimulus, Study
 from annotation.selectors import break_seconds_left
 from annotation.services.adaptive_summary import adaptive_summary
 
@@ -97,8 +98,15 @@ def study_progress(*, study: Study) -> dict:
 
 
 def _progress(study: Study, figures: dict[int, dict]) -> dict:
-    """Progress in the study's items (a video for sliders, a pair for preference, ...)."""
-    stimuli = Item.objects.filter(study=study, role=Item.Role.STIMULUS).count()
+    """Progress in the study's items (a video for sliders, a pair for preference, ...)
+    that raters can be served: none of a video that failed to transcode, and, where the
+    design builds sessions ahead, only those split into a session."""
+    servable = Item.objects.filter(study=study, role=Item.Role.STIMULUS).exclude(
+        members__stimulus__status=Stimulus.Status.FAILED
+    )
+    if design_of(study).sessions_on_demand(study=study) is None:
+        servable = servable.filter(session_items__isnull=False).distinct()
+    stimuli = servable.count()
     answers = sum(f["regular"] for f in figures.values())
     recent = sum(f["recent"] for f in figures.values())
     sessions = Session.objects.filter(study=study).count()

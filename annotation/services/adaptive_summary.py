@@ -12,6 +12,7 @@ from annotation.models import (
     Answer,
     Assignment,
     Item,
+    SessionItem,
     SettledStimulus,
     Stimulus,
     Study,
@@ -91,11 +92,23 @@ def adaptive_summary(*, study: Study) -> dict | None:
             fixed=fixed,
             collected=collected,
         ),
-        "sessions_note": _sessions_note(study.session_size),
+        "sessions_note": _sessions_note(_session_length(study, videos)),
         "open_rated": review.get("open_rated", 0),
         "widest_open": review.get("widest_open", []),
         "reviewed_at": settings.reviewed_at.isoformat() if settings.reviewed_at else None,
     }
+
+
+def _session_length(study: Study, videos: int) -> int:
+    """Regular videos in the study's longest session: the session size, unless the study
+    has fewer videos than that (GAIA's last session is shorter; the longest counts)."""
+    lengths = (
+        SessionItem.objects.filter(session__study=study, is_golden=False)
+        .values("session")
+        .annotate(length=Count("pk"))
+        .values_list("length", flat=True)
+    )
+    return max(lengths, default=min(study.session_size, videos))
 
 
 def _sessions_note(size: int) -> str:

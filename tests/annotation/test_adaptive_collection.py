@@ -584,15 +584,15 @@ def test_the_summary_before_any_video_settled():
 
 
 def test_the_summary_says_when_sessions_are_too_short_for_the_z_scored_mos():
-    tiny = tiny_study()
+    # given: sessions of 300 videos set, but 49 videos: the one session holds 49
+    tiny = tiny_study(stimuli=49, session_size=300)
     adaptive(tiny)
-    tiny.study.session_size = 49
-    tiny.study.save(update_fields=["session_size"])
     short = adaptive_summary(study=tiny.study)["sessions_note"]
     assert short.startswith("49 videos each: sessions this short make the Z-scored MOS")
     assert "sessions of 50 videos or more keep it as accurate" in short
-    tiny.study.session_size = 50
-    tiny.study.save(update_fields=["session_size"])
+    # given: 50 videos
+    tiny = tiny_study(stimuli=50, session_size=300)
+    adaptive(tiny)
     assert adaptive_summary(study=tiny.study)["sessions_note"] == "50 videos each"
 
 

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from annotation.designs import design_of
 from annotation.models import Answer, Assignment, Item, Participation, Payment, Stimulus, Study
 from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.admin_actions import assignment_reopen, participation_exclude
@@ -57,6 +58,21 @@ def test_monitor_shows_each_assignment_live():
     assert row["rater"] == assignment.rater.pseudonym and 1 <= row["break_seconds_left"] <= 2
     assert body["progress"]["stimuli"] == 6
     assert body["progress"]["target_per_stimulus"] == 35
+
+
+def test_progress_counts_only_the_items_raters_can_be_served():
+    # given: 6 videos in a session, one of which then failed to transcode (an earlier
+    # import's copy), and a video uploaded but not split into a session yet
+    tiny = tiny_study()
+    failed = Stimulus.objects.filter(study=tiny.study, role="stimulus").first()
+    Stimulus.objects.filter(pk=failed.pk).update(status="failed")
+    StimulusFactory(study=tiny.study)
+    design_of(tiny.study).build_items(study=tiny.study)  # its item, in no session yet
+    # when
+    progress = client_for("admin").get(f"/api/studies/{tiny.study.slug}/progress/").json()
+    # then: 5 videos can be served, not 7
+    assert Item.objects.filter(study=tiny.study, role="stimulus").count() == 7
+    assert progress["stimuli"] == 5
 
 
 def test_pause_and_reopen_an_assignment():

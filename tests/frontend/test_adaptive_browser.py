@@ -59,11 +59,12 @@ def kept_session(study: Study, videos: list[Stimulus], value: float) -> None:
 
 def settled_study(rater_study) -> tuple[TinyStudy, list[Stimulus]]:
     """The tiny study (6 videos, 2 golden, one session) with adaptive collection on at
-    +-40, and two videos with 5 kept ratings each: the review settles them."""
+    +-40 (a cap of 40, against a fixed design of 35), and two videos with 5 kept ratings
+    each: the review settles them."""
     tiny = rater_study(rest_every=0)
     AdaptiveSettings.objects.create(
         study=tiny.study, enabled=True, plan="anytime", target_half_width=40.0,
-        min_ratings=5, max_ratings=35, fixed_ratings=35,
+        min_ratings=5, max_ratings=40, fixed_ratings=35,
     )  # fmt: skip
     videos = list(Stimulus.objects.filter(study=tiny.study, role=Stimulus.Role.STIMULUS))
     for _ in range(5):
@@ -109,5 +110,6 @@ def test_the_monitor_shows_the_saving(live_server, context, page, rater_study):
     )
     figures = page.locator("#adaptive-figures").inner_text()
     assert "2 of 6" in figures
+    assert "210 (6 videos × 35)" in figures  # the fixed design's, not the cap's
     # the tiny study's sessions are short: the monitor says what that costs
     assert f"{tiny.study.session_size} videos each: sessions this short" in figures

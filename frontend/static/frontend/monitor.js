@@ -92,7 +92,7 @@ function renderAdaptive(a) {
   const list = document.getElementById("adaptive-figures");
   list.replaceChildren();
   figure(list, "Ratings collected", `${a.ratings_collected} kept (${a.ratings_awaiting_gate} more in sessions still open)`);
-  figure(list, "Fixed design", `${a.fixed_design_ratings} (${a.videos} videos × ${a.max_ratings})`);
+  figure(list, "Fixed design", `${a.fixed_design_ratings} (${a.videos} videos × ${a.fixed_ratings})`);
   figure(list, "Projected", `${a.projected_ratings} (open videos counted at the cap)`);
   const reasons = a.settled_by_reason;
   figure(
