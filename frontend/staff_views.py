@@ -72,6 +72,7 @@ def exclusion_table(stored: list[dict], rules: tuple[str, ...]) -> dict:
 def results(request, slug: str):
     from quality.api import latest_done_run
     from quality.designs import analysis_of
+    from quality.models import AnalysisRun
     from quality.services import analysis_run_staleness
 
     if not is_researcher(request.user):
@@ -80,6 +81,10 @@ def results(request, slug: str):
     analysis = analysis_of(study)
     run = latest_done_run(study, None)
     summary = run.summary if run else {}
+    # a run that failed since (a periodic one, or one started from this page): why
+    failed = AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.FAILED)
+    if run is not None:
+        failed = failed.filter(created_at__gt=run.created_at)
     exports = [n for n in analysis.exports if run is not None or n not in analysis.run_exports]
     return render(
         request,
@@ -87,6 +92,7 @@ def results(request, slug: str):
         {
             "study": study,
             "run": run,
+            "failed": failed.order_by("-created_at").first(),
             "figures": {name: analysis.figures[name] for name in analysis.available(summary)},
             "exports": exports,
             "exclusions": exclusion_table(run.exclusions, analysis.rules) if run else None,

@@ -9,7 +9,7 @@ with plain queries (not with the selector under test)."""
 import csv
 import io
 import json
-from datetime import UTC
+from datetime import UTC, timedelta
 
 import numpy as np
 import pandas as pd
@@ -307,6 +307,33 @@ def test_a_study_whose_ratings_are_all_excluded_fails_with_the_reason(study, adm
         f"every one of the study's {Rating.objects.count()} ratings is excluded "
         "(admin_excluded_rater)"
     )
+
+
+def test_the_results_page_says_why_the_last_run_failed(study, admin, client):
+    # given: a finished run, then one that failed (every rater excluded since)
+    done = run_now(study)
+    for participation in Participation.objects.filter(study=study):
+        participation_exclude(participation=participation, reason="test", by=admin)
+    failed = analysis_run_request(study=study)
+    analysis_run_execute(run_id=failed.pk)
+    client.force_login(admin)
+    # when
+    page = client.get(f"/studies/{study.slug}/results/").content.decode()
+    # then: the failure and its reason, above the last finished run's results
+    warning = page[
+        page.index('id="failed-run"') : page.index("</p>", page.index('id="failed-run"'))
+    ]
+    assert f"Analysis run {failed.pk} of " in warning
+    assert "failed: every one of the study&#x27;s" in warning
+    assert "The results below are of the last run that finished." in warning
+    assert f"Analysis run {done.pk} of " in page
+    # when: the failed run is older than the last finished one
+    AnalysisRun.objects.filter(pk=failed.pk).update(
+        created_at=done.created_at - timedelta(minutes=1)
+    )
+    page = client.get(f"/studies/{study.slug}/results/").content.decode()
+    # then: the failure is history
+    assert 'id="failed-run"' not in page and f"Analysis run {done.pk} of " in page
 
 
 def test_the_results_page_counts_the_exclusions_and_says_when_the_run_is_out_of_date(
