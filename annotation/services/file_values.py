@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Hashable
+from pathlib import Path
 
 import yaml
 
@@ -37,6 +38,18 @@ def file_text(value: object, *, where: str, name: str, error: type[Exception]) -
     text = str(value).strip()
     refuse_nul(text, what=f"{prefix}{name}", error=error)
     return text
+
+
+def read_file_text(path: Path, *, error: type[Exception]) -> str:
+    """The file's text (UTF-8, a byte-order mark dropped); ``error`` names the file by
+    its name only (an upload's lies in a server folder no one needs to see)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = f"at byte {exc.start + 1}: save it as UTF-8"
+        raise error(f"{path.name} is not UTF-8 text ({where})") from None
+    except OSError as exc:
+        raise error(f"cannot read {path.name}: {exc.strerror or exc}") from None
 
 
 def parse_file(text: str, *, is_json: bool) -> object:

@@ -32,7 +32,7 @@ from annotation.designs.questionnaire import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
 from annotation.models import Answer, Dimension, Question, Study
-from annotation.services.file_values import file_text, parse_file, shown
+from annotation.services.file_values import file_text, parse_file, read_file_text, shown
 
 logger = logging.getLogger(__name__)
 
@@ -177,10 +177,7 @@ def _question(raw: object, index: int) -> QuestionSpec:
 def read_question_set(path: Path | str) -> QuestionSet:
     """The question set in a YAML (.yaml, .yml) or JSON file, checked whole."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionSetError(f"cannot read {path}: {exc}") from None
+    text = read_file_text(path, error=QuestionSetError)
     try:
         data = parse_file(text, is_json=path.suffix == ".json")
     except (ValueError, yaml.YAMLError) as exc:

@@ -30,7 +30,7 @@ from annotation.models import (
     ProposeVerifySettings,
     Study,
 )
-from annotation.services.file_values import file_text, parse_file
+from annotation.services.file_values import file_text, parse_file, read_file_text
 
 logger = logging.getLogger(__name__)
 
@@ -132,10 +132,10 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
 
 def read_vocabulary(path: Path | str) -> Vocabulary:
     path = Path(path)
+    text = read_file_text(path, error=VocabularyError)
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
         data = parse_file(text, is_json=path.suffix == ".json")
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+    except (ValueError, yaml.YAMLError) as exc:
         raise VocabularyError(f"cannot read {path.name}: {exc}") from None
     except RecursionError:  # lists in lists ... (the parsers recurse)
         raise VocabularyError(f"{path.name}: nested too deeply") from None

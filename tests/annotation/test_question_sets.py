@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -317,13 +318,19 @@ def test_the_admin_action_takes_an_uploaded_file(superuser):
             "mine.yaml: question &#x27;depth&#x27;: &#x27;options&#x27; must list its levels",
         ),
         (SimpleUploadedFile("mine.txt", b"x"), "mine.txt: a question set is a .yaml, .yml or"),
+        (
+            SimpleUploadedFile("latin.yaml", b"questions: []\n# caf\xe9\n"),
+            "latin.yaml is not UTF-8 text (at byte 20: save it as UTF-8)",
+        ),
     ],
 )
 def test_the_admin_action_shows_why_a_file_is_refused(superuser, upload, message):
     study = running_study(design="questionnaire")
     response = import_action(superuser, study, apply="1", question_file=upload)
     assert response.status_code == 400
-    assert message in response.content.decode()
+    page = response.content.decode()
+    assert message in page
+    assert tempfile.gettempdir() not in page  # where the server kept the upload
     assert keys(study) == []
 
 
