@@ -119,17 +119,29 @@ class StudyAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         """A study added here without dimensions gets its design's, as one made through
         the API or `import_study --create` does (and new defaults when its design changes
-        before any video is imported)."""
+        before any video is imported). A study that asks no question stays a draft."""
         super().save_related(request, form, formsets, change)
+        study = form.instance
         previous = form.initial.get("design") if change and "design" in form.changed_data else None
         if (not change or previous) and study_default_dimensions(
-            study=form.instance, previous_design=previous
+            study=study, previous_design=previous
         ):
-            names = ", ".join(
-                form.instance.dimensions.order_by("order").values_list("label", flat=True)
-            )
+            names = ", ".join(study.dimensions.order_by("order").values_list("label", flat=True))
             if names:
                 self.message_user(request, f"The design's questions were added: {names}.")
+        if study.state == Study.State.RUNNING and not study.dimensions.exists():
+            # raters would be shown videos with nothing to answer (and "answer" them)
+            Study.objects.filter(pk=study.pk).update(state=Study.State.DRAFT)
+            first = (
+                "import a question set (the Studies action)"
+                if study.design == "questionnaire"
+                else "give it its dimensions"
+            )
+            self.message_user(
+                request,
+                f"{study.name} asks no question yet, so it stays a draft: {first}, then start it.",
+                messages.ERROR,
+            )
 
     fieldsets = (
         (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),

@@ -319,3 +319,19 @@ def test_dimensions_an_admin_gives_with_a_new_study_are_kept(client):
     assert response.status_code == 302, re.findall(r"errorlist.{0,300}", response.content.decode())
     study = Study.objects.get(slug="own")
     assert list(study.dimensions.values_list("key", flat=True)) == ["sharpness"]
+
+
+def test_a_questionnaire_without_questions_cannot_be_set_running(client):
+    # given: a new questionnaire study (its questions come from a question set, not yet
+    # imported), saved as running
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    data = admin_form(client, "/admin/annotation/study/add/")
+    data.update(name="Labels", slug="labels", design="questionnaire", state="running")
+    # when
+    response = client.post("/admin/annotation/study/add/", data, follow=True)
+    # then: it stays a draft, and the admin is told why
+    study = Study.objects.get(slug="labels")
+    assert study.state == "draft"
+    assert "asks no question yet, so it stays a draft: import a question set" in (
+        response.content.decode()
+    )
