@@ -443,6 +443,63 @@ def test_an_existing_study_stays_when_its_import_fails(tmp_path):
     assert Study.objects.filter(pk=study.pk).exists()
 
 
+def test_command_creates_a_propose_verify_study_with_its_vocabulary(tmp_path, capsys):
+    # given: segments of a film, a golden one with the experts' actions (AVA's ids)
+    columns = ["path", "role", "video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id",
+               "expert_actions"]  # fmt: skip
+    box = {"x1": "0.1", "y1": "0.1", "x2": "0.5", "y2": "0.9", "video_id": "film"}
+    rows = [
+        {"path": "film.mp4", "role": "stimulus", "keyframe": "2", "person_id": "0", **box},
+        {"path": "film.mp4", "role": "golden", "keyframe": "5", "person_id": "0",
+         "expert_actions": "12|17", **box},
+    ]  # fmt: skip
+    manifest = write_manifest(tmp_path, rows, columns)
+    # when: created with AVA's vocabulary, which the golden row's actions are checked against
+    call_command("import_study", str(manifest), "--study", "ava", "--create", "AVA",
+                 "--design", "propose_verify", "--vocabulary", "ava")  # fmt: skip
+    # then
+    study = Study.objects.get(slug="ava")
+    assert Stimulus.objects.filter(study=study).count() == 2
+    assert "imported 2 stimuli" in capsys.readouterr().out
+    # and without it, the command says what is missing, and leaves no study behind
+    with pytest.raises(CommandError, match="no vocabulary yet"):
+        call_command("import_study", str(manifest), "--study", "ava2", "--create", "AVA",
+                     "--design", "propose_verify")  # fmt: skip
+    assert not Study.objects.filter(slug="ava2").exists()
+
+
+def test_command_creates_a_questionnaire_with_its_question_set(tmp_path):
+    # given: a video asked one of VGA-Bench's questions
+    rows = [{"path": "a.mp4", "role": "stimulus", "questions": "aes_overall_score"}]
+    manifest = write_manifest(tmp_path, rows)
+    # when
+    call_command("import_study", str(manifest), "--study", "vga", "--create", "VGA",
+                 "--design", "questionnaire", "--questions", "vga-bench")  # fmt: skip
+    # then
+    study = Study.objects.get(slug="vga")
+    assert study.dimensions.count() == 53
+    assert Stimulus.objects.get(study=study).asked_questions == ["aes_overall_score"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--questions", "vga-bench", "only questionnaire studies take a question set"),
+        ("--vocabulary", "ava", "only propose-then-verify studies take a vocabulary"),
+        ("--vocabulary", "missing.yaml", "cannot read missing.yaml"),
+    ],
+)
+def test_a_question_set_or_vocabulary_for_another_design_is_refused(
+    tmp_path, option, value, message
+):
+    manifest = write_manifest(tmp_path, good_rows())
+    design = "propose_verify" if value == "missing.yaml" else "slider"
+    with pytest.raises(CommandError, match=message):
+        call_command("import_study", str(manifest), "--study", "new", "--create", "New",
+                     "--design", design, option, value)  # fmt: skip
+    assert not Study.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("slug", "name", "message"),
     [

@@ -10,13 +10,31 @@ from django.db import transaction
 from annotation.designs import DESIGNS
 from annotation.errors import ApplicationError, ImportFailed
 from annotation.models import Study
+from annotation.services.question_sets import (
+    QuestionSetError,
+    question_set_apply,
+    read_question_set,
+)
+from annotation.services.question_sets import template_path as question_set_path
 from annotation.services.studies import study_build_sessions, study_create
 from annotation.services.study_import import study_import_manifest
+from annotation.services.vocabularies import VocabularyError, read_vocabulary, vocabulary_apply
+from annotation.services.vocabularies import template_path as vocabulary_path
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
 
 def _messages(exc: ValidationError) -> str:
     return "; ".join(exc.messages)
+
+
+def _give_questions(study: Study, questions: str | None, vocabulary: str | None) -> None:
+    """The question set or vocabulary the manifest's expert answers are checked against
+    (refused for another design, or once the study has answers: Conflict)."""
+    if questions:
+        chosen = read_question_set(question_set_path(questions))
+        question_set_apply(study=study, question_set=chosen)
+    if vocabulary:
+        vocabulary_apply(study=study, vocabulary=read_vocabulary(vocabulary_path(vocabulary)))
 
 
 class Command(BaseCommand):
@@ -31,6 +49,18 @@ class Command(BaseCommand):
             choices=sorted(DESIGNS),
             default="slider",
             help="the design of a study --create makes (default: slider)",
+        )
+        parser.add_argument(
+            "--questions",
+            metavar="FILE_OR_TEMPLATE",
+            help="a questionnaire study's question set, given to it before the import (a "
+            ".yaml/.json file or a shipped template: vga-bench); as import_questions",
+        )
+        parser.add_argument(
+            "--vocabulary",
+            metavar="FILE_OR_NAME",
+            help="a propose-then-verify study's action vocabulary, given to it before the "
+            "import (a .yaml/.json file or a shipped one: ava); as import_vocabulary",
         )
         parser.add_argument(
             "--no-sessions", action="store_true", help="do not split new stimuli into sessions"
@@ -51,11 +81,14 @@ class Command(BaseCommand):
                     if not create:
                         raise CommandError(f"no study '{study}' (use --create NAME to create it)")
                     found = study_create(name=create, slug=study, design=options["design"])
+                _give_questions(found, options["questions"], options["vocabulary"])
                 report = study_import_manifest(
                     study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
                 )
         except ValidationError as exc:
             raise CommandError(f"cannot create the study: {_messages(exc)}") from None
+        except (QuestionSetError, VocabularyError) as exc:
+            raise CommandError(str(exc)) from None
         except ApplicationError as exc:  # ImportFailed among them
             prefix = "" if isinstance(exc, ImportFailed) else "cannot create the study: "
             raise CommandError(prefix + exc.message) from None
