@@ -54,12 +54,6 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         raise ValueError(f"person_id must be a whole number, got {columns['person_id']!r}")
     expert = []
     if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
-        vocabulary = vocabulary_of(study.pk)
-        if not vocabulary.actions:
-            raise ValueError(
-                "the study has no vocabulary yet: import one (manage.py import_vocabulary) "
-                "before the experts' labels"
-            )
         text = columns.get("expert_actions", "")
         parts = [plain_int(part.strip()) for part in text.split("|") if part.strip()]
         if None in parts:
@@ -67,6 +61,12 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         expert = sorted(set(parts))
         if not expert:
             raise ValueError(f"a {role} row needs the experts' labels: expert_actions")
+        vocabulary = vocabulary_of(study.pk)
+        if not vocabulary.actions:
+            raise ValueError(
+                "the study has no vocabulary yet: import one (manage.py import_vocabulary, "
+                "or import_study --vocabulary) before the experts' labels"
+            )
         unknown = [action for action in expert if action not in vocabulary.actions]
         if unknown:
             raise ValueError(f"expert_actions names {unknown[0]}, not in the study's vocabulary")

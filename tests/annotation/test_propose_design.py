@@ -450,6 +450,10 @@ def test_experts_labels_before_any_vocabulary_say_to_import_one():
            "expert_actions": "12"}  # fmt: skip
     with pytest.raises(ValueError, match="no vocabulary yet: import one"):
         DESIGN.check_manifest_extra(study=study, role="golden", extra={"columns": row})
+    # a row without the experts' labels is told that first, vocabulary or not
+    row["expert_actions"] = ""
+    with pytest.raises(ValueError, match="a golden row needs the experts' labels"):
+        DESIGN.check_manifest_extra(study=study, role="golden", extra={"columns": row})
 
 
 def test_segments_differing_past_six_digits_have_their_own_identity():
