@@ -7,7 +7,7 @@ from django.contrib import admin
 from annotation.errors import ApplicationError
 from annotation.models import ExpertScore, Stimulus
 from media_pipeline.models import MetricScore, ProcessingJob
-from media_pipeline.services.uploads import stimulus_upload
+from media_pipeline.services.uploads import LABELS, stimulus_upload
 
 
 class ExpertScoreInline(admin.TabularInline):
@@ -29,16 +29,16 @@ class StimulusUploadForm(forms.ModelForm):
             "action_class",
             "action_subclass",
             "source_model",
+            "condition",
+            "content",
+            "expected",
         ]
 
     def clean(self):
         data = super().clean()
         if self.errors:
             return data
-        labels = {
-            k: data.get(k, "")
-            for k in ("prompt", "action", "action_class", "action_subclass", "source_model")
-        }
+        labels = {k: data.get(k, "") for k in LABELS}
         try:
             self.uploaded = stimulus_upload(
                 study=data["study"], upload=data["source_file"], role=data["role"], labels=labels

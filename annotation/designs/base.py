@@ -118,12 +118,15 @@ class ContentVideo:
 CHECKED_ENDS = ("golden", "qualification")
 
 
-def content_errors(videos: list[ContentVideo], *, at_most: int, noun: str) -> list[tuple[int, str]]:
+def content_errors(
+    videos: list[ContentVideo], *, at_most: int, noun: str, whole: bool = True
+) -> list[tuple[int, str]]:
     """What makes a compared design's content unusable, per line of the manifest: a
     condition twice in one content (an item would show one model twice, and its ranking
     name it twice); a golden or qualification content without exactly one best and one
     worst video, or with more than `at_most` videos (its item could not be made, and the
-    raters would wait for a test that never comes); two references of one content."""
+    raters would wait for a test that never comes); two references of one content.
+    Not `whole` (one uploaded video, the rest to come), a missing end is not an error."""
 
     def where(video: ContentVideo) -> str:
         return f"line {video.line}" if video.line is not None else "a video imported before"
@@ -156,7 +159,7 @@ def content_errors(videos: list[ContentVideo], *, at_most: int, noun: str) -> li
             if len(ends) > 1:
                 errors.append((ends[-1].line or new[0].line, f"{name} has {len(ends)} '{end}' "
                                f"videos ({make})"))  # fmt: skip
-            elif not ends:
+            elif not ends and whole:
                 errors.append((new[0].line, f"{name} has no '{end}' video ({make})"))
         if len(members) > at_most:
             errors.append((new[-1].line, f"{name} has {len(members)} videos, at most "
@@ -224,9 +227,9 @@ class Design:
     # check_manifest_row(role, labels, expert, dimension_keys): refuses (ValueError, its message the
     # reason) an import row this design cannot use; None: any row.
     check_manifest_row: Callable[..., None] = lambda **row: None
-    # check_contents(videos: [ContentVideo]) -> [(line, reason)]: what makes the
-    # manifest's contents unusable, with the videos the study has (content_errors).
-    check_contents: Callable[..., list] = lambda videos: []
+    # check_contents(videos: [ContentVideo], whole=True) -> [(line, reason)]: what makes
+    # the manifest's contents unusable, with the videos the study has (content_errors).
+    check_contents: Callable[..., list] = lambda videos, whole=True: []
     # The design's own manifest columns; check_manifest_extra(study, role, extra) checks
     # them ({"columns": {name: text}, "answers": {question key: <key>_expert text}}) and
     # returns what the import keeps: "stimulus" (fields of the new video), "identity"

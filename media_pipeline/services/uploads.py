@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
+from annotation.designs import design_of
+from annotation.designs.base import ContentVideo
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
 from annotation.models.stimulus import plain_suffix
@@ -46,6 +48,25 @@ def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
     return Path(handle.name), digest.hexdigest(), True
 
 
+def _check_content(study: Study, role: str, labels: dict[str, str]) -> None:
+    """An upload may not contradict its content's videos (as an import may not): a
+    condition the content has, a second best or worst; the rest may come later."""
+    videos = [
+        ContentVideo(None, *row)
+        for row in Stimulus.objects.filter(study=study)
+        .exclude(content="")
+        .values_list("role", "content", "condition", "expected")
+    ]
+    mine = ContentVideo(
+        0,
+        role,
+        *(str(labels.get(key) or "").strip() for key in ("content", "condition", "expected")),
+    )
+    errors = design_of(study).check_contents([*videos, mine], whole=False)
+    if errors:
+        raise ValidationFailed("; ".join(reason for _, reason in errors))
+
+
 def stimulus_upload(
     *,
     study: Study,
@@ -66,6 +87,7 @@ def stimulus_upload(
         )
     if role not in Stimulus.Role.values:
         raise ValidationFailed(f"unknown role {role!r} (one of {', '.join(Stimulus.Role.values)})")
+    _check_content(study, role, labels or {})
     path, checksum, ours = _local_copy(upload)
     try:
         existing = Stimulus.objects.filter(study=study, checksum=checksum).first()

@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Stimulus
 from media_pipeline.models import ProcessingJob
-from tests.factories import UserFactory, make_study
+from tests.factories import StimulusFactory, UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +99,49 @@ def test_upload_through_the_django_admin(clips, client, django_capture_on_commit
     assert response.status_code == 302, response.content.decode()[:2000]
     stimulus = Stimulus.objects.get()
     assert (stimulus.prompt, stimulus.status) == ("A cat jumps.", "ready")
+
+
+def test_an_admin_upload_names_a_compared_videos_condition_and_content(clips, client):
+    # given: a preference study with model-a's video of content c1
+    study = make_study(design="preference")
+    StimulusFactory(study=study, condition="model-a", content="c1")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    def add(name: str, condition: str, **more):
+        data = Path(clips[name]).read_bytes()
+        fields = {"study": study.pk, "role": "stimulus", "condition": condition,
+                  "content": "c1", **more}  # fmt: skip
+        return client.post(
+            "/admin/annotation/stimulus/add/",
+            {**fields, "source_file": SimpleUploadedFile(name, data)},
+        )
+
+    # when: model-b's video of c1
+    assert add("square.mp4", "model-b").status_code == 302
+    # then
+    assert Stimulus.objects.filter(content="c1", condition="model-b").exists()
+    # when: model-a again, for the same content
+    response = add("odd.mp4", "model-a")
+    # then: refused, and why
+    assert response.status_code == 200
+    assert "stimulus content &#x27;c1&#x27; has &#x27;model-a&#x27; twice" in (
+        response.content.decode()
+    )
+    assert Stimulus.objects.filter(study=study).count() == 2
+
+
+def test_an_upload_may_start_a_golden_pair_but_not_contradict_it(clips):
+    study = make_study(design="preference")
+    client = admin_client()
+    first = upload(client, study, "a.mp4", Path(clips["square.mp4"]).read_bytes(),
+                   role="golden", content="g1", expected="best")  # fmt: skip
+    assert first.status_code == 201, first.json()  # its worst video comes next
+    second = upload(client, study, "b.mp4", Path(clips["odd.mp4"]).read_bytes(),
+                    role="golden", content="g1", expected="best")  # fmt: skip
+    assert second.status_code == 400
+    assert second.json()["detail"] == (
+        "golden content 'g1' has 2 'best' videos (one best and one worst make its pair)"
+    )
 
 
 def test_the_admin_shows_why_an_upload_was_refused(client):
