@@ -71,4 +71,7 @@ class ImportFailed(ApplicationError):
     def __init__(self, errors: list[tuple[int, str]]) -> None:
         self.errors = errors
         lines = "\n".join(f"line {line}: {reason}" for line, reason in errors)
-        super().__init__(f"{len(errors)} bad row(s), nothing imported:\n{lines}")
+        rows = len({line for line, _ in errors if line > 1})  # line 1 is the header
+        bad = [*(["a bad header"] if any(line == 1 for line, _ in errors) else []),
+               *([f"{rows} bad row(s)"] if rows else [])]  # fmt: skip
+        super().__init__(f"{' and '.join(bad)}, nothing imported:\n{lines}")

@@ -423,6 +423,21 @@ def test_command_reports_bad_rows(tmp_path):
     )
 
 
+def test_command_counts_bad_rows_apart_from_a_bad_header(tmp_path):
+    # given: two unknown columns
+    rows = good_rows()
+    rows[0].update(colour="red", size="big")
+    # when
+    with pytest.raises(CommandError) as caught:
+        call_command("import_study", str(write_manifest(tmp_path, rows)), "--study", "new",
+                     "--create", "New")  # fmt: skip
+    # then: the header is refused first, before any row is read: not "2 bad row(s)"
+    assert str(caught.value).startswith("a bad header, nothing imported:\nline 1: unknown column")
+    # and a row with two errors is one bad row
+    refused = ImportFailed([(1, "a"), (3, "b"), (3, "c"), (5, "d")])
+    assert refused.message.startswith("a bad header and 2 bad row(s), nothing imported:\n")
+
+
 def test_a_study_created_for_a_failed_import_is_not_left_behind(tmp_path):
     rows = good_rows()
     rows[0].update(_missing=True, path="gone.mp4")

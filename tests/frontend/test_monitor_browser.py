@@ -1,5 +1,7 @@
 """The admin's live monitor in Chromium updates while a simulated rater rates."""
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -99,6 +101,8 @@ def test_the_monitor_says_when_its_numbers_are_stale(live_server, context, page,
     signed_in(context, live_server, UserFactory(is_staff=True))
     page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
     page.locator("#updated").filter(has_text="updated").wait_for()
+    # written as every moment on the page, in UTC on a 24-hour clock
+    assert re.fullmatch(r"updated \d\d:\d\d:\d\d UTC", page.locator("#updated").inner_text())
     # when: the admin's sign-in is gone (the server refuses the next refresh)
     context.clear_cookies()
     # then: the page says the rows are no longer current, instead of keeping quiet

@@ -158,7 +158,8 @@ function render(body, options, refresh) {
       return tr;
     }),
   );
-  document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
+  // as every moment on the page: UTC, 24 hours (the browser's locale would say 1:38:03 AM)
+  document.getElementById("updated").textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
 }
 
 export function startMonitor(options) {
