@@ -10,9 +10,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.errors import NotFound, PermissionDenied, StudyNotRunning, ValidationFailed
-from annotation.models import Participation, Rater, Stimulus, Study
+from annotation.models import Item, Participation, Rater, Stimulus, Study
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +191,15 @@ def participation_consent(*, participation: Participation, data: object) -> Part
     return participation
 
 
+def _has_test_items(study: Study) -> bool:
+    design_of(study).build_items(study=study)
+    return (
+        Item.objects.filter(study=study, role=Item.Role.QUALIFICATION, members__isnull=False)
+        .exclude(members__stimulus__status=Stimulus.Status.FAILED)
+        .exists()  # an item whose videos were deleted has no members
+    )
+
+
 def participation_tutorial_done(*, participation: Participation) -> Participation:
     if participation.consent_at is None:
         raise PermissionDenied("consent comes before the tutorial")
@@ -197,17 +207,12 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:
             participation.qualification_attempts = 1
-            # A study without qualification videos (or of size 0, or whose videos all
-            # failed to transcode) has no test to pass.
+            # A study without qualification items (or of size 0, or whose videos all
+            # failed to transcode, or make no item: half a pair) has no test to pass.
             # Videos still being processed are a test not ready yet: the rater waits
             # (see qualification_items), and is never let through without it.
-            has_test = (
-                participation.study.qualification_size > 0
-                and Stimulus.objects.filter(
-                    study=participation.study, role=Stimulus.Role.QUALIFICATION
-                )
-                .exclude(status=Stimulus.Status.FAILED)
-                .exists()
+            has_test = participation.study.qualification_size > 0 and _has_test_items(
+                participation.study
             )
             participation.qualification_state = (
                 Participation.Qualification.IN_PROGRESS

@@ -41,8 +41,10 @@ def qualification_items(*, participation: Participation) -> list[int]:
         return drawn
     study = participation.study
     design_of(study).build_items(study=study)
-    items = Item.objects.filter(study=study, role=Item.Role.QUALIFICATION).exclude(
-        members__stimulus__status=Stimulus.Status.FAILED
+    items = (
+        Item.objects.filter(study=study, role=Item.Role.QUALIFICATION, members__isnull=False)
+        .exclude(members__stimulus__status=Stimulus.Status.FAILED)
+        .distinct()  # an item whose videos were deleted has no members
     )
     pool = list(
         items.exclude(members__stimulus__status__in=_NOT_READY)

@@ -205,6 +205,25 @@ def test_a_test_whose_videos_all_failed_is_no_test():
     assert state["step"] == "rating"
 
 
+def test_a_test_whose_pairs_each_lost_a_half_is_no_test():
+    # given: a preference study whose qualification pairs each have a video that failed
+    # to transcode (the other halves are ready, but no pair can be shown)
+    from tests.annotation.design_fixtures import tiny_of
+
+    tiny = tiny_of("preference")
+    for pair in range(0, len(tiny.qualification), 2):
+        Stimulus.objects.filter(pk=tiny.qualification[pair].pk).update(
+            status=Stimulus.Status.FAILED
+        )
+    assert Stimulus.objects.filter(role="qualification", status="ready").exists()
+    client, user = rater_client()
+    # when
+    state = consent_and_tutorial(client, tiny)
+    # then: not kept waiting for a test that cannot come
+    assert Participation.objects.get(rater__user=user).qualification_state == "passed"
+    assert state["step"] == "rating"
+
+
 def test_a_session_of_failed_videos_does_not_keep_the_rater_from_finishing(path):
     # given: a second session made of one video that failed to transcode
     tiny = tiny_study(rest_every=0)
