@@ -94,12 +94,16 @@ def test_rank_replaces_its_files_in_an_existing_folder(rankings_csv, tmp_path):
         ("rater_id,question,ranking\na,q,x>y\n", "missing column(s): prompt_id"),
         (
             HEADER + "a,q,p,x>y\n\nb,q,p,x>y>x\n",
-            "line 4: ranking 'x>y>x' lists condition 'x' twice",
+            "line 4 (rater 'b', prompt 'p', question 'q'): ranking 'x>y>x' lists condition "
+            "'x' twice",
         ),
         (HEADER + "a,q,p,x>y>z\nb,q,p,x>z\n", "line 3: ranking 'x>z' of prompt 'p'"),
         (HEADER + "a,q,p,x>y\nb,q,p,x>w\n", "misses 'y' and adds 'w'"),
         (HEADER + "a,q,p,x>y\na,q,p,y>x\n", "line 3: rater 'a' already ranked prompt 'p'"),
-        (HEADER + "a,q,p,x>>y\n", "line 2: ranking 'x>>y' has an empty condition id"),
+        (
+            HEADER + "a,q,p,x>>y\n",
+            "line 2 (rater 'a', prompt 'p', question 'q'): ranking 'x>>y' has",
+        ),
         (HEADER + "a,q,,x>y\n", "line 2: prompt_id is empty"),
         (HEADER + "a,q,p,x>y,9\n", "not a readable CSV"),
     ],

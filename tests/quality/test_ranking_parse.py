@@ -67,7 +67,8 @@ def test_encode_gives_levels_over_sorted_conditions_raters_and_prompts():
     [
         (
             [("r1", "q", "p", "a>b>c"), ("r2", "q", "p", "a>b>a")],
-            "line 3: ranking 'a>b>a' lists condition 'a' twice",
+            "line 3 \\(rater 'r2', prompt 'p', question 'q'\\): ranking 'a>b>a' lists "
+            "condition 'a' twice",
         ),
         (
             [("r1", "q", "p", "a>b>c"), ("r2", "q", "p", "a>b")],

@@ -133,11 +133,12 @@ def encode_rankings(frame: pd.DataFrame) -> list[QuestionRankings]:
         line = lines[prompts.index(POOLED)]
         raise RankingsError(f"line {line}: prompt_id {POOLED!r} is reserved for the pooled ranking")
     parsed: list[list[list[str]]] = []
-    for text, line in zip(texts, lines, strict=True):
+    for k, (text, line) in enumerate(zip(texts, lines, strict=True)):
         try:
             parsed.append(parse_ranking(text))
         except RankingsError as exc:
-            raise RankingsError(f"line {line}: {exc}") from None
+            where = f"rater {raters[k]!r}, prompt {prompts[k]!r}, question {questions[k]!r}"
+            raise RankingsError(f"line {line} ({where}): {exc}") from None
     # The set of each (question, prompt) and of each question, from their first ranking.
     prompt_set: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
     question_set: dict[str, tuple[frozenset[str], int, str]] = {}
