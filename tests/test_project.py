@@ -448,6 +448,15 @@ def test_the_embedded_default_sends_browsers_to_the_icon(tmp_path):
     assert probe.stdout.split() == ["True", "301", "/static/frontend/favicon.svg"], probe.stderr
 
 
+def test_a_browser_asking_for_another_language_gets_one_language(client):
+    # given: a German browser; MOSaic ships no German catalogue
+    # when
+    response = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9")
+    # then: the page is English throughout, not English with Django's own German words
+    assert response["Content-Language"] == "en"
+    assert 'lang="en"' in response.content.decode()
+
+
 @pytest.mark.parametrize("language", [code for code, _ in django_settings.LANGUAGES])
 def test_every_language_writes_a_moment_one_way(language):
     from datetime import datetime

@@ -98,7 +98,12 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en"
-LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("zh-hans", "简体中文")]
+# The languages MOSaic is translated into. Its texts are marked for translation, but no
+# catalogue ships yet: a browser asking for German got Django's German for the words
+# Django happens to know ("Aktion", "Ja", "Sitzung") amid English pages. Add a language
+# here with its catalogue in locale/ (manage.py makemessages / compilemessages) and its
+# config/formats module.
+LANGUAGES = [("en", "English")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 FORMAT_MODULE_PATH = "config.formats"  # dates written Y-m-d H:i everywhere
