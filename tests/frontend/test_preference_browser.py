@@ -89,6 +89,46 @@ def test_both_videos_play_before_the_choice_opens_and_keys_answer(
     assert len(shown) == 2
 
 
+def test_tab_enter_and_space_press_the_focused_choice_and_enter_then_saves_it(
+    page, live_server, preference_study
+):
+    tiny = preference_study()
+    qualified(page, live_server, tiny)
+    item = ready_item(page)
+    # given: left chosen by its key
+    page.keyboard.press("1")
+    # when: Space on the focused "right"
+    page.locator("button.choice[data-choice='right']").focus()
+    page.keyboard.press(" ")
+    # then: right is chosen (not a replay)
+    pressed = "button.choice[aria-pressed='true']"
+    assert page.locator(pressed).get_attribute("data-choice") == "right"
+    # when: Enter on the focused "equally good/bad"
+    page.locator("button.choice[data-choice='equal']").focus()
+    page.keyboard.press("Enter")
+    # then: that is the choice now, and nothing is saved (an Enter meant for the button
+    # saved the earlier choice)
+    assert page.locator(pressed).get_attribute("data-choice") == "equal"
+    assert page.locator("#step-rating").get_attribute("data-item") == item
+    # when: Enter again, on the chosen button
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    # then
+    assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "equal"
+    # and a choice by its key, then Enter, saves it (the focus follows the key)
+    item = ready_item(page)
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "right"
+
+
 def test_a_click_answers_and_an_answer_given_offline_is_sent_once_back_online(
     page, context, live_server, preference_study
 ):

@@ -183,3 +183,36 @@ def test_videos_are_placed_and_reordered_by_dragging(page, live_server, ranking_
     delivered(page)
     placed = RankingPlacement.objects.filter(answer__item__public_id=item).order_by("rank")
     assert [str(p.stimulus.public_id) for p in placed] == chips
+
+
+def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, ranking_study):
+    tiny = ranking_study()
+    qualified(page, live_server, tiny)
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    play_all(page, videos)
+    # when: each video placed by Enter or Space on its focused "Place" button, in order
+    for video, key in zip(videos, ["Enter", " ", "Enter"], strict=True):
+        page.locator(f'.rank-tile[data-video="{video}"] .rank-place').focus()
+        page.keyboard.press(key)
+    # then: placed, not saved (Enter was the button's, not the page's)
+    assert page.locator(".rank-row").count() == 3
+    assert page.locator("#step-rating").get_attribute("data-item") == item
+    # when: Enter on the second's "move up", twice (the focus stays on it)
+    page.locator(f'button[data-video="{videos[1]}"][data-action="up"]').focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    # then: it went up twice, to the top
+    chips = page.eval_on_selector_all(".rank-chip", "chips => chips.map(c => c.dataset.video)")
+    assert chips == [videos[1], videos[0], videos[2]]
+    assert page.locator("#step-rating").get_attribute("data-item") == item
+    # when: the focus leaves the buttons, and Enter saves
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    answer = Answer.objects.get(item__public_id=item, assignment__isnull=False)
+    placed = RankingPlacement.objects.filter(answer=answer).order_by("rank")
+    assert [str(p.stimulus.public_id) for p in placed] == [videos[1], videos[0], videos[2]]

@@ -548,12 +548,29 @@ function message(text) {
   button.focus();
 }
 
+/** Whether Enter or Space is for the widget's focused control (a choice, a place, a
+ * move, a play button) rather than for the page's save and replay: Space on a button or
+ * a box to tick; Enter on a button, except on the choice already made (aria-pressed),
+ * where Enter saves, so a choice clicked and then Enter saves it. */
+function operatesFocused(event) {
+  const target = event.target;
+  if (!(target instanceof Element) || !target.closest("#widget")) return false;
+  if (event.key === " ") {
+    return target.matches("button, summary, select, input[type=checkbox], input[type=radio]");
+  }
+  if (event.key === "Enter") {
+    return target.matches("button, summary, a[href]") && target.getAttribute("aria-pressed") !== "true";
+  }
+  return false;
+}
+
 document.addEventListener("keydown", (event) => {
   if (currentStep !== "rating" || !rating || event.altKey || event.ctrlKey || event.metaKey) {
     return;
   }
   // a text field keeps its keys: Space and Enter are the rater's text there
   if (event.target.closest?.("textarea, input[type=text], [contenteditable=true]")) return;
+  if (operatesFocused(event)) return; // the browser's own: it presses the focused control
   if (rating.widget.onKey(event)) {
     event.preventDefault();
   } else if (event.key === "Enter") {

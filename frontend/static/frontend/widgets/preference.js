@@ -69,12 +69,18 @@ export default class PreferenceWidget {
     for (const button of this.buttons) {
       button.setAttribute("aria-pressed", String(button.dataset.choice === choice));
     }
+    // the focus follows a choice made by its key, so that Enter then saves it (Enter on
+    // another, unchosen button presses that one: the page's keydown)
+    if (this.buttons.includes(document.activeElement)) {
+      this.buttons.find((button) => button.dataset.choice === choice).focus();
+    }
     this.onChange();
   }
 
   /** Loop together: once every video has ended, all start again from the start. */
   restartWhenAllEnded() {
-    if (this.players.every((player) => player.video.ended)) this.playAll();
+    // a restart cut short (the answer was saved meanwhile, which pauses them) is no error
+    if (this.players.every((player) => player.video.ended)) this.playAll().catch(() => {});
   }
 
   playAll() {

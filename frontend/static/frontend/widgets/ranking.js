@@ -116,11 +116,16 @@ export default class RankingWidget {
   }
 
   unplace(id) {
+    if (this.takeOut(id)) this.changed();
+  }
+
+  /** Take the video out of its place (no render); false when it had none. */
+  takeOut(id) {
     const at = this.placeOf(id);
-    if (at < 0) return;
+    if (at < 0) return false;
     this.places[at] = this.places[at].filter((other) => other !== id);
     if (!this.places[at].length) this.places.splice(at, 1);
-    this.changed();
+    return true;
   }
 
   /** Move a placed video one place up (-1) or down (+1). */
@@ -128,7 +133,7 @@ export default class RankingWidget {
     const at = this.placeOf(id);
     const to = at + step;
     if (at < 0 || to < 0 || to >= this.places.length) return;
-    this.unplace(id);
+    this.takeOut(id);
     const target = Math.min(Math.max(0, to), this.places.length);
     this.places.splice(target, 0, [id]);
     this.changed();
@@ -139,7 +144,7 @@ export default class RankingWidget {
     event.stopPropagation();
     const id = event.dataTransfer.getData("text/plain");
     if (!this.videos.some((entry) => entry.id === id)) return;
-    this.unplace(id);
+    this.takeOut(id);
     const at = before === null ? this.places.length : this.placeOf(before);
     this.places.splice(at < 0 ? this.places.length : at, 0, [id]);
     this.changed();
@@ -168,6 +173,8 @@ export default class RankingWidget {
       status.textContent = entry.played ? this.t("ranking_played") : this.t("ranking_not_played");
     }
     const byId = new Map(this.videos.map((entry) => [entry.id, entry]));
+    // the order's buttons are made anew: a focused one (pressed by its key) keeps the focus
+    const active = this.orderList.contains(document.activeElement) ? document.activeElement : null;
     this.orderList.replaceChildren(
       ...this.places.map((place, at) => {
         const row = document.createElement("li");
@@ -185,12 +192,22 @@ export default class RankingWidget {
           const up = this.button("↑", () => this.move(id, -1), this.t("ranking_up"));
           const down = this.button("↓", () => this.move(id, 1), this.t("ranking_down"));
           const remove = this.button("✕", () => this.unplace(id), this.t("ranking_remove"));
+          for (const [button, action] of [[up, "up"], [down, "down"], [remove, "remove"]]) {
+            Object.assign(button.dataset, { video: id, action });
+          }
           chip.append(up, down, remove);
           row.append(chip);
         }
         return row;
       }),
     );
+    if (active) {
+      const { video, action } = active.dataset;
+      const again = [...this.orderList.querySelectorAll("button")].find(
+        (button) => button.dataset.video === video && button.dataset.action === action,
+      );
+      (again || this.videos.find((entry) => entry.id === video)?.tile.place)?.focus();
+    }
   }
 
   button(text, action, label) {
