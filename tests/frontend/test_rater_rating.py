@@ -133,6 +133,26 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
     assert stored == {"subject": 10.0, "completeness": 20.0, "interaction": 30.0}
 
 
+def test_on_a_phone_the_sliders_are_as_wide_as_the_screen(page, live_server, rater_study):
+    # given: a rater at their first item
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    # when: on a phone-sized screen
+    page.set_viewport_size({"width": 390, "height": 844})
+    # then: each slider takes the width (the anchors above it), nothing wider than the page
+    slider = page.locator("#sliders input[type=range]").first.bounding_box()
+    low = page.locator("#sliders .anchor-low").first.bounding_box()
+    assert slider["width"] > 300, slider  # it was about 64 px beside 7rem anchors
+    assert low["y"] + low["height"] <= slider["y"] + 1  # the anchor above the slider
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # and on a wide screen the anchors stand beside it
+    page.set_viewport_size({"width": 1280, "height": 800})
+    slider = page.locator("#sliders input[type=range]").first.bounding_box()
+    low = page.locator("#sliders .anchor-low").first.bounding_box()
+    assert low["x"] + low["width"] <= slider["x"]
+
+
 def test_sliders_stay_closed_until_the_video_has_played_through(page, live_server, rater_study):
     # given: the session's videos cannot be fetched, so none ever ends
     tiny = rater_study()
