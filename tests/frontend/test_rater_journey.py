@@ -45,6 +45,24 @@ def test_consent_sends_the_viewing_conditions(page, live_server, rater_study):
     assert "Chrome" in check["user_agent"]
 
 
+def test_the_keyboard_goes_on_from_each_new_step(page, live_server, rater_study):
+    tiny = rater_study()
+    enter(page, live_server, tiny, "P1")
+    # when: "I agree" by the keyboard
+    page.locator("#consent-accept").focus()
+    page.keyboard.press("Enter")
+    wait_step(page, "tutorial")
+    # then: the focus is on the tutorial's heading, not back at the top of the page
+    focused = (
+        "() => [document.activeElement.tagName,"
+        " document.activeElement.closest('.step')?.dataset.stepName]"
+    )
+    assert page.evaluate(focused) == ["H1", "tutorial"]
+    # and Tab goes on to the tutorial's first control
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused)[1] == "tutorial"
+
+
 def test_a_too_small_window_is_told_clearly(page, live_server, rater_study):
     # given: a study that needs more than the 1280 x 800 window
     tiny = rater_study(min_viewport_width=1600, min_viewport_height=900)

@@ -58,6 +58,17 @@ function showStep(name) {
   for (const section of document.querySelectorAll("#rater > .step")) {
     section.hidden = section.dataset.stepName !== name;
   }
+  // The control in focus went with the step it was on (I agree, Continue): the focus goes
+  // to the new step's heading, so a keyboard goes on from there and a screen reader
+  // says where it is, rather than starting again from the top of the page.
+  const active = document.activeElement;
+  if (!active || active === document.body || active.closest(".step")?.hidden) {
+    const heading = $(`#rater > .step[data-step-name="${name}"] h1`);
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus({ preventScroll: true });
+    }
+  }
 }
 
 function notice(text) {
