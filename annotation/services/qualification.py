@@ -10,6 +10,7 @@ import logging
 import random
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotation.designs import design_of, values_digest
 from annotation.designs.base import Values
@@ -36,23 +37,26 @@ def qualification_items(*, participation: Participation) -> list[int]:
     not change it, so an answer to an item the rater was shown is never refused as not
     part of the test. Empty (the test is not ready yet) while fewer items are ready than
     the test takes of those the study has (processing ones included, failed ones not)."""
+    study = participation.study
     drawn = qualification_drawn(participation)
     if drawn:
+        if not _usable(study).filter(pk__in=drawn).exists() and not qualification_answers(
+            participation=participation
+        ):
+            _no_test_left(participation)  # every video of the test failed since it was drawn
         return drawn
-    study = participation.study
     design_of(study).build_items(study=study)
-    items = (
-        Item.objects.filter(study=study, role=Item.Role.QUALIFICATION, members__isnull=False)
-        .exclude(members__stimulus__status=Stimulus.Status.FAILED)
-        .distinct()  # an item whose videos were deleted has no members
-    )
+    items = _usable(study)
     pool = list(
         items.exclude(members__stimulus__status__in=_NOT_READY)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     wanted = min(study.qualification_size, items.count())
-    if wanted == 0 or len(pool) < wanted:
+    if wanted == 0:
+        _no_test_left(participation)
+        return []
+    if len(pool) < wanted:
         return []
     chosen = random.Random(qualification_seed(participation)).sample(pool, k=wanted)
     participation.qualification_set = {
@@ -63,6 +67,28 @@ def qualification_items(*, participation: Participation) -> list[int]:
         qualification_set=participation.qualification_set
     )
     return chosen
+
+
+def _usable(study) -> QuerySet[Item]:
+    """The study's qualification items none of whose videos failed (nor were deleted)."""
+    return (
+        Item.objects.filter(study=study, role=Item.Role.QUALIFICATION, members__isnull=False)
+        .exclude(members__stimulus__status=Stimulus.Status.FAILED)
+        .distinct()  # an item whose videos were deleted has no members
+    )
+
+
+def _no_test_left(participation: Participation) -> None:
+    """The test's videos all failed or are gone since the rater began: as in a study
+    without a test (participation_tutorial_done), the rater is let through rather than
+    kept waiting for a test that cannot come."""
+    updated = Participation.objects.filter(
+        pk=participation.pk, qualification_state=Participation.Qualification.IN_PROGRESS
+    ).update(qualification_state=Participation.Qualification.PASSED)
+    if updated:
+        participation.qualification_state = Participation.Qualification.PASSED
+        logger.warning("qualification of %s: no test can be made any more, let through",
+                       participation)  # fmt: skip
 
 
 def qualification_answers(*, participation: Participation):

@@ -205,6 +205,21 @@ def test_a_test_whose_videos_all_failed_is_no_test():
     assert state["step"] == "rating"
 
 
+def test_a_test_whose_videos_fail_after_the_rater_began_lets_the_rater_through():
+    # given: a rater at the start of the test, then every test video fails to transcode
+    # (a retried job that gave up)
+    tiny = tiny_study()
+    client, user = rater_client()
+    assert consent_and_tutorial(client, tiny)["step"] == "qualification"
+    Stimulus.objects.filter(role=Stimulus.Role.QUALIFICATION).update(status=Stimulus.Status.FAILED)
+    # when: the page asks for the next item, and (waiting) asks again
+    client.get(tiny.base + "next/")
+    again = client.get(tiny.base + "next/").json()
+    # then: let through, as in a study without a test, not kept waiting
+    assert Participation.objects.get(rater__user=user).qualification_state == "passed"
+    assert again["step"] == "rating" and again["item"] is not None
+
+
 def test_a_test_whose_pairs_each_lost_a_half_is_no_test():
     # given: a preference study whose qualification pairs each have a video that failed
     # to transcode (the other halves are ready, but no pair can be shown)
