@@ -228,8 +228,9 @@ class Design:
     # reason) an import row this design cannot use; None: any row.
     check_manifest_row: Callable[..., None] = lambda **row: None
     # check_contents(videos: [ContentVideo], whole=True) -> [(line, reason)]: what makes
-    # the manifest's contents unusable, with the videos the study has (content_errors).
-    check_contents: Callable[..., list] = lambda videos, whole=True: []
+    # the manifest's contents unusable, with the videos the study has (content_errors);
+    # None: contents are not the design's (nothing is read to check them).
+    check_contents: Callable[..., list] | None = None
     # The design's own manifest columns; check_manifest_extra(study, role, extra) checks
     # them ({"columns": {name: text}, "answers": {question key: <key>_expert text}}) and
     # returns what the import keeps: "stimulus" (fields of the new video), "identity"

@@ -10,10 +10,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.errors import NotFound, PermissionDenied, StudyNotRunning, ValidationFailed
-from annotation.models import Item, Participation, Rater, Stimulus, Study
+from annotation.models import Participation, Rater, Study
+from annotation.services.qualification import qualification_items
 
 logger = logging.getLogger(__name__)
 
@@ -191,15 +191,6 @@ def participation_consent(*, participation: Participation, data: object) -> Part
     return participation
 
 
-def _has_test_items(study: Study) -> bool:
-    design_of(study).build_items(study=study)
-    return (
-        Item.objects.filter(study=study, role=Item.Role.QUALIFICATION, members__isnull=False)
-        .exclude(members__stimulus__status=Stimulus.Status.FAILED)
-        .exists()  # an item whose videos were deleted has no members
-    )
-
-
 def participation_tutorial_done(*, participation: Participation) -> Participation:
     if participation.consent_at is None:
         raise PermissionDenied("consent comes before the tutorial")
@@ -207,19 +198,18 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:
             participation.qualification_attempts = 1
-            # A study without qualification items (or of size 0, or whose videos all
-            # failed to transcode, or make no item: half a pair) has no test to pass.
-            # Videos still being processed are a test not ready yet: the rater waits
-            # (see qualification_items), and is never let through without it.
-            has_test = participation.study.qualification_size > 0 and _has_test_items(
-                participation.study
-            )
             participation.qualification_state = (
                 Participation.Qualification.IN_PROGRESS
-                if has_test
+                if participation.study.qualification_size > 0
                 else Participation.Qualification.PASSED
             )
         participation.save(
             update_fields=["tutorial_done_at", "qualification_state", "qualification_attempts"]
         )
+        if participation.qualification_state == Participation.Qualification.IN_PROGRESS:
+            # A study whose qualification videos make no item (none, all failed to
+            # transcode, half a pair) has no test: qualification_items lets the rater
+            # through now. Videos still being processed are a test not ready yet: the
+            # rater waits, and is never let through without it.
+            qualification_items(participation=participation)
     return participation

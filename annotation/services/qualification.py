@@ -36,13 +36,14 @@ def qualification_items(*, participation: Participation) -> list[int]:
     (`Participation.qualification_set`): items added or made ready during the attempt do
     not change it, so an answer to an item the rater was shown is never refused as not
     part of the test. Empty (the test is not ready yet) while fewer items are ready than
-    the test takes of those the study has (processing ones included, failed ones not)."""
+    the test takes of those the study has (processing ones included, failed ones not).
+    Where no test can be made (the study's qualification videos make no item, or every
+    one drawn failed before the first answer) the rater is let through (_no_test_left)."""
     study = participation.study
     drawn = qualification_drawn(participation)
     if drawn:
-        if not _usable(study).filter(pk__in=drawn).exists() and not qualification_answers(
-            participation=participation
-        ):
+        started = qualification_answers(participation=participation).exists()
+        if not started and not _usable(study).filter(pk__in=drawn).exists():
             _no_test_left(participation)  # every video of the test failed since it was drawn
         return drawn
     design_of(study).build_items(study=study)

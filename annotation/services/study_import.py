@@ -321,16 +321,21 @@ def _tutorial_pairs_to_create(
     return to_create, errors
 
 
-def _content_videos(
-    study: Study, rows: list[ManifestRow], stored: dict[str, Stimulus]
-) -> list[ContentVideo]:
-    """The contents' videos after this import: the study's and the manifest's new ones."""
-    videos = [
+def stored_content_videos(study: Study) -> list[ContentVideo]:
+    """The videos of the study's contents, as the design's content check sees them."""
+    return [
         ContentVideo(None, role, content, condition, expected)
         for role, content, condition, expected in Stimulus.objects.filter(study=study)
         .exclude(content="")
         .values_list("role", "content", "condition", "expected")
     ]
+
+
+def _content_videos(
+    study: Study, rows: list[ManifestRow], stored: dict[str, Stimulus]
+) -> list[ContentVideo]:
+    """The contents' videos after this import: the study's and the manifest's new ones."""
+    videos = stored_content_videos(study)
     videos += [
         ContentVideo(
             row.line,
@@ -406,8 +411,9 @@ def study_import_manifest(
     }
     new_pairs, pair_errors = _tutorial_pairs_to_create(rows, study=study, stored=stored)
     errors.extend(pair_errors)
-    if not errors:
-        errors.extend(design_of(study).check_contents(_content_videos(study, rows, stored)))
+    check_contents = design_of(study).check_contents
+    if not errors and check_contents is not None:
+        errors.extend(check_contents(_content_videos(study, rows, stored)))
     if errors:
         errors.sort()
         logger.warning("import into %s refused: %s", study.slug, errors)

@@ -16,6 +16,7 @@ from annotation.designs.base import ContentVideo
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
 from annotation.models.stimulus import plain_suffix
+from annotation.services.study_import import stored_content_videos
 from media_pipeline import ffmpeg
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
@@ -51,18 +52,15 @@ def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
 def _check_content(study: Study, role: str, labels: dict[str, str]) -> None:
     """An upload may not contradict its content's videos (as an import may not): a
     condition the content has, a second best or worst; the rest may come later."""
-    videos = [
-        ContentVideo(None, *row)
-        for row in Stimulus.objects.filter(study=study)
-        .exclude(content="")
-        .values_list("role", "content", "condition", "expected")
-    ]
+    check_contents = design_of(study).check_contents
+    if check_contents is None:
+        return
     mine = ContentVideo(
         0,
         role,
         *(str(labels.get(key) or "").strip() for key in ("content", "condition", "expected")),
     )
-    errors = design_of(study).check_contents([*videos, mine], whole=False)
+    errors = check_contents([*stored_content_videos(study), mine], whole=False)
     if errors:
         raise ValidationFailed("; ".join(reason for _, reason in errors))
 

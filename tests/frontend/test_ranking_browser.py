@@ -50,6 +50,27 @@ def rank_by_clicks(page) -> list[str]:
     return order
 
 
+def played_item(page, live_server, ranking_study) -> tuple[str, list[str]]:
+    """A qualified rater's first session item with every video played: (item, videos)."""
+    qualified(page, live_server, ranking_study())
+    item = page.locator("#step-rating").get_attribute("data-item")
+    videos = shown_videos(page)
+    play_all(page, videos)
+    return item, videos
+
+
+def stored_order(page, item: str) -> list[str]:
+    """Once the page moved past `item` and sent it: its stored order, best first."""
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    delivered(page)
+    placed = RankingPlacement.objects.filter(
+        answer__item__public_id=item, answer__assignment__isnull=False
+    ).order_by("rank")
+    return [str(p.stimulus.public_id) for p in placed]
+
+
 def qualified(page, live_server, tiny) -> None:
     enter(page, live_server, tiny)
     agree(page)
@@ -164,11 +185,7 @@ def test_tied_places_where_the_study_allows_them(page, live_server, ranking_stud
 
 
 def test_videos_are_placed_and_reordered_by_dragging(page, live_server, ranking_study):
-    tiny = ranking_study()
-    qualified(page, live_server, tiny)
-    item = page.locator("#step-rating").get_attribute("data-item")
-    videos = shown_videos(page)
-    play_all(page, videos)
+    item, videos = played_item(page, live_server, ranking_study)
     # when: each poster dragged into the order, then the last dragged onto the first place
     for video in videos:
         page.drag_and_drop(f'.rank-tile[data-video="{video}"]', ".rank-order")
@@ -177,20 +194,11 @@ def test_videos_are_placed_and_reordered_by_dragging(page, live_server, ranking_
     chips = page.eval_on_selector_all(".rank-chip", "chips => chips.map(c => c.dataset.video)")
     assert chips == [videos[2], videos[0], videos[1]]
     page.click("#next")
-    page.wait_for_function(
-        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
-    )
-    delivered(page)
-    placed = RankingPlacement.objects.filter(answer__item__public_id=item).order_by("rank")
-    assert [str(p.stimulus.public_id) for p in placed] == chips
+    assert stored_order(page, item) == chips
 
 
 def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, ranking_study):
-    tiny = ranking_study()
-    qualified(page, live_server, tiny)
-    item = page.locator("#step-rating").get_attribute("data-item")
-    videos = shown_videos(page)
-    play_all(page, videos)
+    item, videos = played_item(page, live_server, ranking_study)
     # when: each video placed by Enter or Space on its focused "Place" button, in order
     for video, key in zip(videos, ["Enter", " ", "Enter"], strict=True):
         page.locator(f'.rank-tile[data-video="{video}"] .rank-place').focus()
@@ -198,21 +206,16 @@ def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, rankin
     # then: placed, not saved (Enter was the button's, not the page's)
     assert page.locator(".rank-row").count() == 3
     assert page.locator("#step-rating").get_attribute("data-item") == item
-    # when: Enter on the second's "move up", twice (the focus stays on it)
+    # when: Enter on the second's "move up", twice
     page.locator(f'button[data-video="{videos[1]}"][data-action="up"]').focus()
     page.keyboard.press("Enter")
     page.keyboard.press("Enter")
-    # then: it went up twice, to the top
+    # then: up to the top; the second Enter met the same focused button there (nothing
+    # left to move), not the page's save
     chips = page.eval_on_selector_all(".rank-chip", "chips => chips.map(c => c.dataset.video)")
     assert chips == [videos[1], videos[0], videos[2]]
     assert page.locator("#step-rating").get_attribute("data-item") == item
     # when: the focus leaves the buttons, and Enter saves
     page.locator("body").click(position={"x": 5, "y": 5})
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
-    )
-    delivered(page)
-    answer = Answer.objects.get(item__public_id=item, assignment__isnull=False)
-    placed = RankingPlacement.objects.filter(answer=answer).order_by("rank")
-    assert [str(p.stimulus.public_id) for p in placed] == [videos[1], videos[0], videos[2]]
+    assert stored_order(page, item) == [videos[1], videos[0], videos[2]]
