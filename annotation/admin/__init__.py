@@ -2,7 +2,7 @@
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Count, Q
 from django.template.response import TemplateResponse
 
@@ -111,6 +111,8 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [DimensionInline]
+    # "app.prolific.com/..." typed without a scheme is kept as https (Django 6's default)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def get_inlines(self, request, obj):
         design = DESIGN_INLINES.get(getattr(obj, "design", ""))

@@ -335,3 +335,17 @@ def test_a_questionnaire_without_questions_cannot_be_set_running(client):
     assert "asks no question yet, so it stays a draft: import a question set" in (
         response.content.decode()
     )
+
+
+def test_a_return_link_typed_without_a_scheme_is_kept_as_https(client):
+    # given: the Prolific completion link pasted without its scheme
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    data = admin_form(client, "/admin/annotation/study/add/")
+    data.update(name="Linked", slug="linked", design="slider")
+    data["completion_url"] = "app.prolific.com/submissions/complete?cc=C1"
+    # when
+    response = client.post("/admin/annotation/study/add/", data)
+    # then: raters are sent over https (Django before 6 would have stored http://)
+    assert response.status_code == 302, re.findall(r"errorlist.{0,300}", response.content.decode())
+    study = Study.objects.get(slug="linked")
+    assert study.completion_url == "https://app.prolific.com/submissions/complete?cc=C1"
