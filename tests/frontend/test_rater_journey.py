@@ -76,6 +76,9 @@ def test_a_too_small_window_is_told_clearly(page, live_server, rater_study):
     text = box.inner_text()
     assert "Your browser window is too small for this study." in text
     assert "1600 x 900" in text and "1280 x 800" in text
+    # the server's detail reads as a sentence of its own
+    assert box.locator("[data-field=detail]").inner_text().startswith("This study needs")
+    assert box.locator("[data-field=detail]").inner_text().endswith("1280 x 800.")
     assert wait_step(page, "consent") == "consent"
     assert Participation.objects.get(rater__external_id="P1").consent_at is None
     # when: the rater enlarges the window and tries again

@@ -44,6 +44,14 @@ function field(root, name) {
   return root.querySelector(`[data-field="${name}"]`);
 }
 
+/** The server's message (lower case, no stop, as API errors are) as a sentence of its own. */
+function asSentence(text) {
+  const trimmed = String(text).trim();
+  if (!trimmed) return "";
+  const stop = /[.!?]$/.test(trimmed) ? "" : ".";
+  return trimmed[0].toUpperCase() + trimmed.slice(1) + stop;
+}
+
 function fromTemplate(id) {
   return document.getElementById(id).content.firstElementChild.cloneNode(true);
 }
@@ -195,7 +203,7 @@ function showConsent() {
       const small =
         error.body.error === "viewport_too_small" || error.body.reason === "viewport_too_small";
       field(box, "title").textContent = t(small ? "viewport_too_small" : "consent_failed");
-      field(box, "detail").textContent = error.message;
+      field(box, "detail").textContent = asSentence(error.message);
       field(box, "hint").textContent = small ? t("viewport_hint") : "";
       box.dataset.reason = error.body.reason || error.body.error || "";
       box.hidden = false;
