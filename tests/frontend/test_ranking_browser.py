@@ -127,6 +127,27 @@ def test_the_order_opens_once_every_video_is_played_and_is_stored_as_placed(
     assert answer.plays >= 3
 
 
+def test_the_keyboard_starts_in_the_videos(page, live_server, ranking_study):
+    # given: a qualified rater whose next item has just opened
+    qualified(page, live_server, ranking_study())
+    # then: the focus is on the videos (named, with the keys), not at the top of the page
+    focused = "() => [document.activeElement.dataset.field, document.activeElement.className]"
+    page.wait_for_function("() => document.activeElement.dataset.field === 'grid'")
+    label = page.evaluate(
+        "() => [document.activeElement.getAttribute('aria-labelledby'),"
+        " document.activeElement.getAttribute('aria-describedby')]"
+    )
+    assert [page.locator(f"#{name}").inner_text() for name in label][0] == "Videos"
+    assert page.locator(f"#{label[1]}").inner_text().startswith("Keys:")
+    # and the keys work from there: → chooses the second video
+    videos = shown_videos(page)
+    page.keyboard.press("ArrowRight")
+    assert page.locator(".rank-tile.focused").get_attribute("data-video") == videos[1]
+    # and Tab goes on to the first video's poster
+    page.keyboard.press("Tab")
+    assert page.evaluate(focused)[1] == "rank-poster"
+
+
 def test_a_ranking_given_offline_is_sent_once_when_the_connection_is_back(
     page, context, live_server, ranking_study
 ):

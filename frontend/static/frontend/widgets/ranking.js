@@ -257,6 +257,12 @@ export default class RankingWidget {
   }
 
   start() {
+    // The keys start in the videos (their label and the keys are read out), not at the
+    // top of the page; Tab goes on to the first video's buttons. A control the rater is
+    // on keeps the focus.
+    const active = document.activeElement;
+    const onControl = active?.matches("button:enabled, input:enabled, textarea, select, a[href]");
+    if (!onControl) this.grid.focus({ preventScroll: true });
     return this.view(0);
   }
 
