@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
@@ -117,5 +117,6 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         files,
         f"{result.n_ratings_kept} of {result.n_ratings} ratings kept "
-        f"({len(result.exclusions)} rater(s) excluded); wrote {args.out}",
+        f"({len(result.exclusions)} rater(s) excluded)"
+        f"{left_out(ratings)}; wrote {args.out}",
     )

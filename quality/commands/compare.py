@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.preference import (
     MODELS,
     PAIR_COLUMNS,
@@ -77,6 +77,6 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         files,
         f"{result.n_judgments_kept} of {result.n_judgments} judgments kept "
-        f"({len({e['rater_id'] for e in result.exclusions})} rater(s) excluded); "
-        f"wrote {args.out}",
+        f"({len({e['rater_id'] for e in result.exclusions})} rater(s) excluded)"
+        f"{left_out(judgments)}; wrote {args.out}",
     )

@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, spreadsheet_safe
+from quality.stats.ratings_csv import EXCLUDED_COLUMN, FORMULA_TRIGGERS, spreadsheet_safe
 
 EXIT_BAD_INPUT = 2
 EXIT_OUTPUT_FAILED = 1
@@ -35,6 +35,13 @@ EXIT_OUTPUT_FAILED = 1
 
 class InputError(ValueError):
     """Input a command cannot use: the message names what is wrong (and its line)."""
+
+
+def left_out(frame: pd.DataFrame) -> str:
+    """What a command says of the rows its input marks excluded (a raw export's
+    ``excluded`` column), which the readers leave out: nothing when there were none."""
+    count = frame.attrs.get(EXCLUDED_COLUMN, 0)
+    return f"; {count} row(s) marked excluded in the file left out" if count else ""
 
 
 def json_ready(value):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.labels import (
     LABEL_COLUMNS,
     METHODS,
@@ -125,5 +125,6 @@ def run(args: argparse.Namespace) -> int:
             "summary.json": json.dumps(summary, indent=1, allow_nan=False) + "\n",
         },
         f"{counts['labels']} labels of {counts['items']} item(s) from {counts['answers']} "
-        f"answers ({len(result.ties())} tie(s) for adjudication); wrote {args.out}",
+        f"answers ({len(result.ties())} tie(s) for adjudication)"
+        f"{left_out(answers)}; wrote {args.out}",
     )

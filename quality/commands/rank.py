@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.ranking import (
     CONSENSUS_COLUMNS,
     RANK_DISTRIBUTION_COLUMNS,
@@ -113,5 +113,6 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         files,
         f"{rankings} rankings on {len(result.questions)} question(s), "
-        f"{len(result.exclusions)} rater exclusion(s); wrote {args.out}",
+        f"{len(result.exclusions)} rater exclusion(s)"
+        f"{left_out(frame)}; wrote {args.out}",
     )

@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready
+from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.labels.csv_input import read_text_csv
 from quality.stats.verify import VERDICT_COLUMNS, VERIFIED_COLUMNS, LabelsError, verify_labels
 
@@ -52,5 +52,6 @@ def run(args: argparse.Namespace) -> int:
             "summary.json": json.dumps(summary, indent=1, allow_nan=False) + "\n",
         },
         f"{counts['kept']} of {counts['labels']} labels kept from {counts['verdicts']} "
-        f"verdicts; wrote {args.out}",
+        f"verdicts"
+        f"{left_out(verdicts)}; wrote {args.out}",
     )

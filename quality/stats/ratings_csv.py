@@ -26,6 +26,10 @@ from quality.stats.ratings import REQUIRED_COLUMNS, SESSION_COLUMN, RatingsError
 
 _ID_COLUMNS = ("rater_id", "video_id", "dimension", SESSION_COLUMN)
 
+# A MOSaic raw export's last column: the rule that left the row out of the study's
+# analysis run (docs/researchers.md, "Which ratings count"), empty when it counts.
+EXCLUDED_COLUMN = "excluded"
+
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP, "CSV Injection").
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -56,6 +60,24 @@ def not_utf8(path: str | Path, data: bytes | None = None) -> str:
             f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
         )
     return f"{path}: not UTF-8 text"
+
+
+def marked_excluded(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows of a CSV as read (every column, blank lines kept) a raw export marks as
+    left out of its analysis: a non-empty ``excluded`` cell. The readers leave them out
+    and count them (``frame.attrs[EXCLUDED_COLUMN]``), so that a command given a raw
+    export reproduces the run; all False for a file without that column."""
+    if EXCLUDED_COLUMN not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    cells = frame[EXCLUDED_COLUMN].astype(str)
+    return ~(frame[EXCLUDED_COLUMN].isna() | (cells.str.strip() == "")).to_numpy()
+
+
+def no_rows_left(path: str | Path, what: str, excluded: int) -> str:
+    """The message for a file with no row to use: only a header, or every row excluded."""
+    if excluded:
+        return f"{path}: every one of its {excluded} {what} is marked excluded"
+    return f"{path}: no {what} (only a header)"
 
 
 def read_csv_checked(
@@ -214,8 +236,9 @@ def _first_bad_score(path: str | Path) -> str:
 
 
 def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
-    """The CSV as a DataFrame with text ids and float scores; blank lines are skipped; a
-    single quote that ``spreadsheet_safe`` put before an id is removed.
+    """The CSV as a DataFrame with text ids and float scores; blank lines are skipped, and
+    so are rows a raw export marks excluded (``marked_excluded``, counted in
+    ``attrs``); a single quote that ``spreadsheet_safe`` put before an id is removed.
 
     Raises RatingsError for an empty file, a missing column, a row with an empty id or
     a score that is not a finite number (naming the first such line).
@@ -229,19 +252,23 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     check_header(
         path, frame.columns, REQUIRED_COLUMNS, error=RatingsError, optional=(SESSION_COLUMN,)
     )
+    excluded = marked_excluded(frame)
     columns = [*REQUIRED_COLUMNS, *([SESSION_COLUMN] if SESSION_COLUMN in frame.columns else [])]
     frame = frame[columns]
     empty = {c: (frame[c].isna() | (frame[c] == "")).to_numpy() for c in _ID_COLUMNS[:3]}
     blank = empty["rater_id"] & empty["video_id"] & empty["dimension"] & frame["score"].isna()
-    if blank.any():
-        frame = frame[~blank]
-    line = np.flatnonzero(~blank) + 2
+    skip = blank | excluded
+    if skip.any():
+        frame = frame[~skip]
+    line = np.flatnonzero(~skip) + 2
     if len(frame) == 0:
-        raise RatingsError(f"{path}: no ratings (only a header)")
+        raise RatingsError(no_rows_left(path, "ratings", int(excluded.sum())))
     for column in _ID_COLUMNS[:3]:
-        column_empty = empty[column][~blank]
+        column_empty = empty[column][~skip]
         if column_empty.any():
             raise RatingsError(f"{path}: line {line[np.argmax(column_empty)]}: {column} is empty")
     if not np.isfinite(frame["score"].to_numpy()).all():
         raise RatingsError(_first_bad_score(path))
-    return _strip_spreadsheet_quotes(frame.reset_index(drop=True))
+    frame = _strip_spreadsheet_quotes(frame.reset_index(drop=True))
+    frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())
+    return frame

@@ -259,6 +259,37 @@ def test_extra_unknown_columns_are_ignored(tmp_path, command):
     assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
 
 
+EXPORT_COMMANDS = [c for c in COMMANDS if c != "sequence"]  # inputs a raw export gives
+
+
+@pytest.mark.parametrize("command", EXPORT_COMMANDS)
+def test_rows_a_raw_export_marks_excluded_are_left_out_and_counted(tmp_path, capsys, command):
+    # given: the plain file with an `excluded` column (a raw export's), empty or blank
+    # where a row counts, plus rows marked excluded that would change every output
+    rows = lines(command)
+    junk = with_field(command, 2, 0, "intruder").splitlines()[1]
+    content = "\n".join(
+        [f"{rows[0]},excluded"]
+        + [f"{r},{' ' if i % 2 else ''}" for i, r in enumerate(rows[1:])]
+        + [f"{junk},golden_gate_failed", f"{rows[-1]},admin_excluded_session"]
+    )
+    path = write(tmp_path, content + "\n")
+    # when
+    assert run(command, path, tmp_path / "out") == 0
+    # then: the plain file's outputs, and the count said
+    assert "2 row(s) marked excluded in the file left out" in capsys.readouterr().out
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
+@pytest.mark.parametrize("command", EXPORT_COMMANDS)
+def test_a_file_whose_every_row_is_marked_excluded_is_refused(tmp_path, capsys, command):
+    rows = lines(command)
+    content = "\n".join([f"{rows[0]},excluded"] + [f"{r},line_clicker" for r in rows[1:]])
+    path = write(tmp_path, content + "\n")
+    code = run(command, path, tmp_path / "out")
+    assert_refused(code, capsys, tmp_path / "out", f"every one of its {len(rows) - 1} ")
+
+
 @pytest.mark.parametrize("command", ["labels", "verify", "sequence", "analyze"])
 @pytest.mark.parametrize("text", ["a\x00b", "x" * 100_000])
 def test_a_nul_byte_or_a_100_kb_id_is_kept_whole(tmp_path, command, text):

@@ -181,7 +181,7 @@ def test_a_session_that_failed_the_golden_gate_is_dropped_unless_the_study_keeps
 
 
 def test_the_export_marks_each_left_out_rating_and_the_cli_reproduces_the_run(
-    study, admin, tmp_path
+    study, admin, tmp_path, capsys
 ):
     # given: every kind of exclusion, line clicker included
     participation_exclude(participation=rater_of(study, 2), reason="bot", by=admin)
@@ -209,11 +209,15 @@ def test_the_export_marks_each_left_out_rating_and_the_cli_reproduces_the_run(
         "line_clicker": 36,
     }
     assert {e["rule"] for e in run.exclusions} == set(marks) - {""}
-    # and the CLI on the unmarked rows gives the run's MOS
-    path = tmp_path / "kept.csv"
-    table[table["excluded"] == ""].drop(columns="excluded").to_csv(path, index=False)
+    # and the CLI on the export as it is leaves the marked rows out, gives the run's MOS
+    # and says how many it left out
+    path = tmp_path / "ratings.csv"
+    path.write_text(body)
     assert quality_cli(["analyze", str(path), "--out", str(tmp_path / "out")]) == 0
     assert_same_mos(run, pd.read_csv(tmp_path / "out" / "mos.csv"))
+    assert f"{36 + 18 + 18 + 36} row(s) marked excluded in the file left out" in (
+        capsys.readouterr().out
+    )
     # and provenance lists them with their counts
     provenance = json.loads(
         client.get(f"/api/studies/{study.slug}/exports/provenance.json").content

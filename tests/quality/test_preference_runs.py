@@ -100,15 +100,15 @@ def test_the_judgments_export_reproduces_the_run_through_the_cli(study, tmp_path
     # given
     run = run_now(study)
     client = researcher()
-    # when: the judgments export without the rows the run left out
+    # when: the judgments export
     exported = body(client.get(f"/api/studies/{study.slug}/exports/judgments.csv"))
     table = pd.read_csv(io.StringIO(exported), keep_default_na=False)
     assert list(table.columns) == [
         "rater_id", "question", "content_id", "left", "right", "choice", "session_id", "excluded",
     ]  # fmt: skip
     assert set(table["excluded"]) == {"", "position_bias"}
-    kept = tmp_path / "kept.csv"
-    table[table["excluded"] == ""].drop(columns="excluded").to_csv(kept, index=False)
+    kept = tmp_path / "judgments.csv"  # as exported: the CLI leaves the marked rows out
+    kept.write_text(exported)
     arguments = ["compare", str(kept), "--out", str(tmp_path / "out"), "--bootstrap", "200"]
     assert quality_cli([*arguments, "--no-screen"]) == 0
     # then: the CLI's scale is the run's

@@ -248,9 +248,9 @@ def test_the_verdicts_export_feeds_the_cli_which_keeps_the_same_labels(labelled,
     assert set(frame.loc[frame["rater_id"] != v2, "excluded"]) == {""}
     (exclusion,) = run.exclusions
     assert (exclusion["rater_id"], exclusion["ratings"]) == (v2, 3)  # its three segments
-    # when: the CLI on the counted verdicts
+    # when: the CLI on the export as it is (it leaves the marked verdicts out)
     verdicts = tmp_path / "verdicts.csv"
-    frame[frame["excluded"] == ""].to_csv(verdicts, index=False)
+    verdicts.write_text(text)
     out = tmp_path / "out"
     assert quality_cli(["verify", str(verdicts), "--out", str(out), "--keep", "2"]) == 0
     # then: the same kept labels and alpha as the run's

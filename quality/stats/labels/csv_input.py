@@ -29,7 +29,14 @@ import pyarrow.csv as pa_csv
 
 from quality.stats.labels.answers import ANSWER_COLUMNS
 from quality.stats.labels.table import LINE_COLUMN, LabelsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, read_csv_checked
+from quality.stats.ratings_csv import (
+    EXCLUDED_COLUMN,
+    FORMULA_TRIGGERS,
+    check_header,
+    marked_excluded,
+    no_rows_left,
+    read_csv_checked,
+)
 
 
 def _unquote(column: pd.Series) -> pd.Series:
@@ -108,27 +115,30 @@ def read_text_csv(
     """The ``columns`` of the CSV at ``path`` as text, plus ``line``; ``what`` names the
     rows in the message for a file with only a header ("answers", "verdicts").
     ``categorical``: the columns as categoricals of text when pyarrow's parser reads the
-    file (for ``encode_answers``, which numbers them by their codes).
+    file (for ``encode_answers``, which numbers them by their codes). Rows a raw export
+    marks excluded are left out (``marked_excluded``) and counted in ``attrs``.
 
     Raises LabelsError for an empty or unreadable file, a missing column or no rows;
     OSError (FileNotFoundError, ...) as ``open`` raises it.
     """
     data = Path(path).read_bytes()
-    frame = _read_fast(data, columns, categorical=categorical)
+    frame = _read_fast(data, [*columns, EXCLUDED_COLUMN], categorical=categorical)
     if frame is None:
         frame = _read_careful(data, path)
     check_header(path, frame.columns, columns, error=LabelsError, data=data)
+    excluded = marked_excluded(frame)
     frame = frame[list(columns)].fillna("")
-    blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
-    line = np.flatnonzero(~blank) + 2
-    if blank.any():
-        frame = frame[~blank]
+    skip = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns]) | excluded
+    line = np.flatnonzero(~skip) + 2
+    if skip.any():
+        frame = frame[~skip]
     if len(frame) == 0:
-        raise LabelsError(f"{path}: no {what} (only a header)")
+        raise LabelsError(no_rows_left(path, what, int(excluded.sum())))
     frame = frame.reset_index(drop=True)
     for column in columns:
         frame[column] = _unquote(frame[column])
     frame[LINE_COLUMN] = line
+    frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())
     return frame
 
 

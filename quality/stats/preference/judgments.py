@@ -18,7 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, read_csv_checked
+from quality.stats.ratings_csv import (
+    EXCLUDED_COLUMN,
+    FORMULA_TRIGGERS,
+    check_header,
+    marked_excluded,
+    no_rows_left,
+    read_csv_checked,
+)
 
 JUDGMENT_COLUMNS = ("rater_id", "question", "content_id", "left", "right", "choice")
 ID_COLUMNS = JUDGMENT_COLUMNS[:5]
@@ -183,20 +190,24 @@ def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
     Ids stay text (``007`` stays ``007``); a single quote that the exports put before an
     id a spreadsheet would run is removed again; blank lines are skipped. Errors name
     the line as it is in the file (header = line 1, blank lines count), assuming no
-    quoted field spans lines.
+    quoted field spans lines. Rows a raw export marks excluded are left out
+    (``marked_excluded``) and counted in ``attrs``.
     """
     frame = read_csv_checked(path, error=JudgmentsError)
     check_header(path, frame.columns, JUDGMENT_COLUMNS, error=JudgmentsError)
+    excluded = marked_excluded(frame)
     frame = frame[list(JUDGMENT_COLUMNS)]
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in JUDGMENT_COLUMNS])
-    line_numbers = np.flatnonzero(~blank) + 2
-    frame = frame[~blank].reset_index(drop=True)
+    skip = blank | excluded
+    line_numbers = np.flatnonzero(~skip) + 2
+    frame = frame[~skip].reset_index(drop=True)
     if len(frame) == 0:
-        raise JudgmentsError(f"{path}: no judgments (only a header)")
+        raise JudgmentsError(no_rows_left(path, "judgments", int(excluded.sum())))
     for column in ID_COLUMNS:
         frame[column] = _unquote(frame[column])
     try:
         encode_judgments(judgments=frame, line_numbers=line_numbers)
     except JudgmentsError as exc:
         raise JudgmentsError(f"{path}: {exc}") from None
+    frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())
     return frame

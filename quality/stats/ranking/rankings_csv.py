@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 
 from quality.stats.ranking.rankings import COLUMNS, LINE_COLUMN, RankingsError
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, check_header, csv_float, read_csv_checked
+from quality.stats.ratings_csv import (
+    EXCLUDED_COLUMN,
+    FORMULA_TRIGGERS,
+    check_header,
+    csv_float,
+    marked_excluded,
+    no_rows_left,
+    read_csv_checked,
+)
 
 
 def _unquote(text: str) -> str:
@@ -29,15 +37,18 @@ def _unquote(text: str) -> str:
 
 
 def _read_text_csv(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped."""
+    """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped, and
+    rows a raw export marks excluded (``marked_excluded``, counted in ``attrs``)."""
     frame = read_csv_checked(path, error=RankingsError)
     check_header(path, frame.columns, columns, error=RankingsError)
+    excluded = marked_excluded(frame)
     frame = frame[list(columns)].fillna("")
     frame[LINE_COLUMN] = np.arange(len(frame), dtype=np.int64) + 2
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
-    frame = frame[~blank].reset_index(drop=True)
+    frame = frame[~(blank | excluded)].reset_index(drop=True)
     for column in columns:
         frame[column] = frame[column].map(_unquote)
+    frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())
     return frame
 
 
@@ -50,7 +61,7 @@ def read_rankings_csv(*, path: str | Path) -> pd.DataFrame:
     """
     frame = _read_text_csv(path, COLUMNS)
     if len(frame) == 0:
-        raise RankingsError(f"{path}: no rankings (only a header)")
+        raise RankingsError(no_rows_left(path, "rankings", frame.attrs[EXCLUDED_COLUMN]))
     return frame
 
 
