@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 from annotation.models import Dimension, Stimulus, Study
 from quality.models import AnalysisRun
-from quality.selectors import RATINGS_COLUMNS, rater_statistics, ratings_rows, study_exclusions
+from quality.selectors import (
+    RATER_COLUMNS,
+    RATINGS_COLUMNS,
+    rater_statistics,
+    ratings_rows,
+    study_exclusions,
+)
 from quality.stats.exclusions import Exclusion, ExclusionIndex
 from quality.stats.ratings_csv import spreadsheet_safe
 
@@ -168,14 +174,18 @@ def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator
         else:
             row["latest_run_decision"] = "sessions_excluded" if rater in rules else "kept"
         row["latest_run_rules"] = ";".join(sorted(rules.get(rater, ())))
-    header = list(rows[0]) if rows else ["rater_id"]
+    header = [*RATER_COLUMNS, "latest_run_id", "latest_run_decision", "latest_run_rules"]
     return csv_lines(header, ([row[k] for k in header] for row in rows))
 
 
 def provenance(*, study: Study, run: AnalysisRun | None) -> dict:
     from django.forms.models import model_to_dict
 
-    settings = model_to_dict(study, exclude=["id", "entry_token"])
+    # not the entry token, nor the marketplace's return links: their completion codes
+    # would let anyone who reads a shared provenance file mark a submission complete
+    settings = model_to_dict(
+        study, exclude=["id", "entry_token", "completion_url", "screenout_url"]
+    )
     settings["payment_per_session"] = str(settings["payment_per_session"])
     return {
         "study": study.slug,
@@ -267,15 +277,16 @@ def slider_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export
     if name == "ratings.csv":
         lines = raw_ratings_lines(study=study, run=run)
         return Export(lines, f"{slug}-ratings.csv", "text/csv; charset=utf-8")
+    return shared_export(study=study, name=name, run=run)
+
+
+def shared_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
+    """The exports every design offers: raters.csv, else provenance.json."""
     if name == "raters.csv":
         return Export(
             rater_statistics_lines(study=study, run=run),
-            f"{slug}-raters.csv",
+            f"{study.slug}-raters.csv",
             "text/csv; charset=utf-8",
         )
-    return provenance_export(study=study, run=run)
-
-
-def provenance_export(*, study: Study, run: AnalysisRun | None) -> Export:
     text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
     return Export([text], f"{study.slug}-provenance.json", "application/json")

@@ -77,9 +77,25 @@ def ratings_frame(*, study: Study) -> pd.DataFrame:
     )
 
 
+RATER_COLUMNS = (
+    "rater_id",
+    "qualification_state",
+    "qualification_share",
+    "sessions_started",
+    "sessions_finished",
+    "answers",
+    "golden_agreement_min",
+    "live_guard_line_click_flag",
+    "sessions_failed_gate",
+    "sessions_excluded_by_admin",
+    "excluded_by_admin",
+    "excluded_reason",
+)
+
+
 def rater_statistics(*, study: Study) -> list[dict]:
     """One row per rater who joined or rated: qualification, sessions, answers, golden
-    agreement, flags (pseudonymous ids only)."""
+    agreement, flags (pseudonymous ids only); the keys are RATER_COLUMNS."""
     participations = {p.rater_id: p for p in Participation.objects.filter(study=study)}
     assignments: dict[int, list[Assignment]] = {}
     for a in Assignment.objects.filter(session__study=study).order_by("started_at"):

@@ -12,7 +12,7 @@ from annotation.models import Study
 from quality import export, plots_preference
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
-from quality.export import Export, csv_lines, provenance_export, rater_statistics_lines
+from quality.export import Export, csv_lines, shared_export
 from quality.selectors import JUDGMENTS_COLUMNS, judgments_frame, study_exclusions
 from quality.stats.exclusions import (
     DISAGREES_WITH_MAJORITY,
@@ -118,10 +118,7 @@ def export_preference(*, study: Study, name: str, run) -> Export:
     if name == "pairs.csv":
         lines = _table_lines(run, "pairs", PAIR_COLUMNS)
         return Export(lines, f"{slug}-pairs-run{run.pk}.csv", csv_type)
-    if name == "raters.csv":
-        lines = rater_statistics_lines(study=study, run=run)
-        return Export(lines, f"{slug}-raters.csv", csv_type)
-    return provenance_export(study=study, run=run)
+    return shared_export(study=study, name=name, run=run)
 
 
 def draw(*, name: str, run) -> bytes:

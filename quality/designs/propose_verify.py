@@ -38,7 +38,7 @@ from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.propose_verify_page import FIGURES, available, draw, results_context
-from quality.export import Export, csv_lines, provenance_export
+from quality.export import Export, csv_lines, shared_export
 from quality.selectors import study_exclusions
 from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.verify import VERDICT_COLUMNS, VERIFY_VERSION, proposal_recall, verify_labels
@@ -55,7 +55,8 @@ PROVENANCE_COLUMNS = ("item_id", "action_id", "proposed_by", "yes_by", "no_by")
 SEPARATOR = "|"  # between the rater_id:answer_id entries of a provenance cell
 RULES_APPLIED = PRE_ANALYSIS_RULES
 EXPORTS = (
-    "ava.csv", "labels.csv", "provenance.csv", "proposals.csv", "verdicts.csv", "provenance.json",
+    "ava.csv", "labels.csv", "provenance.csv", "proposals.csv", "verdicts.csv", "raters.csv",
+    "provenance.json",
 )  # fmt: skip
 RUN_EXPORTS = ("ava.csv", "labels.csv", "provenance.csv")
 # Gu et al., "AVA", CVPR 2018, Sec. 3.5: seconds per segment to propose and to verify.
@@ -460,7 +461,7 @@ def export_propose_verify(*, study: Study, name: str, run) -> Export:
             rows, header = verdicts_frame(study=study).itertuples(index=False), VERDICTS_COLUMNS
         marked = ((*row, index.rule(row[0], row[-1])) for row in rows)
         return Export(csv_lines([*header, "excluded"], marked), f"{slug}-{name}", csv_type)
-    return provenance_export(study=study, run=run)
+    return shared_export(study=study, name=name, run=run)
 
 
 PROPOSE_VERIFY_ANALYSIS = Analysis(

@@ -34,7 +34,7 @@ from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
-from quality.export import Export, csv_lines, provenance_export
+from quality.export import Export, csv_lines, shared_export
 from quality.selectors import study_exclusions
 from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.labels import (
@@ -55,7 +55,9 @@ AUDIT_COLUMNS = (
     "sample_size", "acceptance_number", "wrong", "verdict", "reason", "wrong_items",
 )  # fmt: skip
 RULES_APPLIED = PRE_ANALYSIS_RULES
-EXPORTS = ("answers.csv", "comments.csv", "labels.csv", "audits.csv", "provenance.json")
+EXPORTS = (
+    "answers.csv", "comments.csv", "labels.csv", "audits.csv", "raters.csv", "provenance.json",
+)  # fmt: skip
 RUN_EXPORTS = ("labels.csv",)
 STATISTIC_KINDS = (Question.Kind.SCORE, Question.Kind.ORDINAL, Question.Kind.TAGS)
 # A score question with more steps than this is shown in ten equal bins.
@@ -356,7 +358,7 @@ def export_questionnaire(*, study: Study, name: str, run) -> Export:
             for a in audit_history(study=study)
         )
         return Export(csv_lines(AUDIT_COLUMNS, rows), f"{slug}-audits.csv", csv_type)
-    return provenance_export(study=study, run=run)
+    return shared_export(study=study, name=name, run=run)
 
 
 QUESTIONNAIRE_ANALYSIS = Analysis(

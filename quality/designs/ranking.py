@@ -17,7 +17,7 @@ from quality import export
 from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
-from quality.export import Export, csv_lines, provenance_export
+from quality.export import Export, csv_lines, shared_export
 from quality.plots import _empty_figure, _png, plt
 from quality.selectors import study_exclusions
 from quality.stats.exclusions import (
@@ -32,7 +32,7 @@ from quality.stats.ranking.rankings import format_ranking
 
 RANKINGS_COLUMNS = ("rater_id", "question", "prompt_id", "ranking", "session_id")
 RULES_APPLIED = (*PRE_ANALYSIS_RULES, RANDOM_RANKER)
-EXPORTS = ("rankings.csv", "consensus.csv", "provenance.json")
+EXPORTS = ("rankings.csv", "consensus.csv", "raters.csv", "provenance.json")
 RUN_EXPORTS = ("consensus.csv",)
 FIGURES = {"rank-distribution": "How often raters put each condition in each place"}
 RECALL_DEFINITION = (
@@ -167,7 +167,7 @@ def export_ranking(*, study: Study, name: str, run) -> Export:
         frame = pd.DataFrame(run.summary.get("consensus", []), columns=list(CONSENSUS_COLUMNS))
         lines = csv_lines(CONSENSUS_COLUMNS, frame.itertuples(index=False, name=None))
         return Export(lines, f"{slug}-consensus-run{run.pk}.csv", csv_type)
-    return provenance_export(study=study, run=run)
+    return shared_export(study=study, name=name, run=run)
 
 
 def available(summary: dict) -> list[str]:

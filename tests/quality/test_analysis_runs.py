@@ -10,9 +10,10 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from annotation.models import Rating, Stimulus
+from annotation.models import Rating, Stimulus, Study
 from annotation.roles import RESEARCHERS_GROUP
 from media_pipeline.models import MetricScore
+from quality.designs import ANALYSES
 from quality.models import AnalysisRun
 from quality.services import analysis_run_execute, analysis_run_request
 from tests.factories import StimulusFactory, UserFactory, make_study
@@ -170,20 +171,41 @@ def test_raw_ratings_export_flags_exclusions_and_feeds_the_cli(
 
 def test_provenance_and_rater_statistics(django_capture_on_commit_callbacks):
     study, _ = rated_study()
+    secret = "https://app.prolific.com/submissions/complete?cc=C1SECRET"
+    Study.objects.filter(pk=study.pk).update(completion_url=secret, screenout_url=secret)
     client = researcher()
     run = request_run(client, study, django_capture_on_commit_callbacks)
-    provenance = json.loads(
-        client.get(f"/api/studies/{study.slug}/exports/provenance.json").content
-    )
+    response = client.get(f"/api/studies/{study.slug}/exports/provenance.json")
+    provenance = json.loads(response.content)
     assert provenance["analysis_run"]["id"] == run.pk
     assert provenance["study_settings"]["line_click_share"] == 0.4
+    # no secret in a file researchers share: the entry token, the completion code
     assert "entry_token" not in provenance["study_settings"]
+    assert "C1SECRET" not in response.content.decode()
     assert len(provenance["analysis_run"]["exclusions"]) == 1
     raters = b"".join(
         client.get(f"/api/studies/{study.slug}/exports/raters.csv").streaming_content
     ).decode()
     lines = raters.splitlines()
     assert lines[0].startswith("rater_id,qualification_state") and len(lines) == 9
+
+
+@pytest.mark.parametrize("design", sorted(ANALYSES))
+def test_every_design_offers_raters_csv_with_its_whole_header(design):
+    # given: a study of the design that nobody joined yet
+    study = make_study(design=design)
+    assert {"raters.csv", "provenance.json"} <= set(ANALYSES[design].exports)
+    # when
+    response = researcher().get(f"/api/studies/{study.slug}/exports/raters.csv")
+    # then
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    assert text.splitlines() == [
+        "rater_id,qualification_state,qualification_share,sessions_started,"
+        "sessions_finished,answers,golden_agreement_min,live_guard_line_click_flag,"
+        "sessions_failed_gate,sessions_excluded_by_admin,excluded_by_admin,excluded_reason,"
+        "latest_run_id,latest_run_decision,latest_run_rules"
+    ]
 
 
 @pytest.mark.parametrize(
