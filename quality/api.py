@@ -195,6 +195,14 @@ class ExportJobDetailView(APIView):
         return Response(ExportJobSerializer(get_object_or_404(ExportJob, pk=pk)).data)
 
 
+def download_name(job: ExportJob) -> str:
+    """The streamed export's name (``<slug>-mos-run16.csv``), which the file keeps after
+    its ``<job>-<token>-`` prefix; a file written before it did so ends with the export's
+    bare name."""
+    stored = Path(job.file.name).name.split("-", 2)[-1]
+    return f"{job.study.slug}-{job.name}" if stored == job.name else stored
+
+
 class ExportJobDownloadView(APIView):
     permission_classes = [IsResearcher]
 
@@ -207,7 +215,6 @@ class ExportJobDownloadView(APIView):
         if not path.is_file():
             raise NotFound("the export file is gone; request the export again")
         response = file_response(request, path)
-        filename = f"{job.study.slug}-{job.name}"
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response["Content-Disposition"] = f'attachment; filename="{download_name(job)}"'
         response["Cache-Control"] = "private, no-store"
         return response

@@ -289,4 +289,5 @@ def shared_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export
             "text/csv; charset=utf-8",
         )
     text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
-    return Export([text], f"{study.slug}-provenance.json", "application/json")
+    of_run = f"-run{run.pk}" if run is not None else ""
+    return Export([text], f"{study.slug}-provenance{of_run}.json", "application/json")

@@ -212,19 +212,22 @@ def export_job_execute(*, job_id: int) -> None:
         job = _taken(ExportJob, job_id, limit_s=EXPORT_TIME_LIMIT_S)
         if job is None:
             return
-    relative = f"exports/{job.study.slug}/{job.pk}-{secrets.token_hex(8)}-{job.name}"
-    target = Path(settings.MEDIA_ROOT) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
+    partial = None
     try:
         content = export.export_content(study=job.study, name=job.name, run=job.run)
+        # named as the streamed export is (its run's id included): the download's name
+        relative = f"exports/{job.study.slug}/{job.pk}-{secrets.token_hex(8)}-{content.filename}"
+        target = Path(settings.MEDIA_ROOT) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
         with partial.open("w", encoding="utf-8", newline="") as handle:
             for line in content.lines:
                 handle.write(line)
         partial.replace(target)
     except Exception as exc:  # recorded on the row for the researcher, not retried
         logger.exception("export job %s failed", job.pk)
-        partial.unlink(missing_ok=True)
+        if partial is not None:
+            partial.unlink(missing_ok=True)
         ExportJob.objects.filter(pk=job.pk).update(
             status=ExportJob.Status.FAILED, error=str(exc), finished_at=timezone.now()
         )

@@ -178,6 +178,9 @@ def test_provenance_and_rater_statistics(django_capture_on_commit_callbacks):
     response = client.get(f"/api/studies/{study.slug}/exports/provenance.json")
     provenance = json.loads(response.content)
     assert provenance["analysis_run"]["id"] == run.pk
+    assert (
+        f'filename="{study.slug}-provenance-run{run.pk}.json"' in (response["Content-Disposition"])
+    )
     assert provenance["study_settings"]["line_click_share"] == 0.4
     # no secret in a file researchers share: the entry token, the completion code
     assert "entry_token" not in provenance["study_settings"]

@@ -12,6 +12,7 @@ from scipy import stats
 
 from media_pipeline.models import MetricScore
 from quality import export
+from quality.api import download_name
 from quality.models import ExportJob
 from tests.factories import UserFactory
 from tests.quality.test_analysis_runs import RNG, rated_study, request_run, researcher
@@ -110,7 +111,8 @@ def test_an_export_job_writes_the_same_bytes_as_the_stream(
 ):
     # given
     study, run, client = scored_run(django_capture_on_commit_callbacks)
-    streamed = body_of(client.get(f"/api/studies/{study.slug}/exports/{name}?run={run.pk}"))
+    stream = client.get(f"/api/studies/{study.slug}/exports/{name}?run={run.pk}")
+    streamed = body_of(stream)
     # when
     response = queue_export(client, study, name, django_capture_on_commit_callbacks, run=run.pk)
     # then
@@ -121,9 +123,20 @@ def test_an_export_job_writes_the_same_bytes_as_the_stream(
     download = client.get(job["download_url"])
     assert download.status_code == 200
     assert b"".join(download.streaming_content).decode() == streamed
-    assert f'filename="{study.slug}-{name}"' in download["Content-Disposition"]
+    # named as the streamed file is: a run's export carries the run's id
+    assert download["Content-Disposition"] == stream["Content-Disposition"]
+    if name != "ratings.csv":
+        assert f"-run{run.pk}.csv" in download["Content-Disposition"]
     stored = Path(settings.MEDIA_ROOT) / ExportJob.objects.get().file.name
     assert not stored.with_name(stored.name + ".part").exists()
+
+
+def test_a_file_prepared_before_files_kept_their_export_name_downloads_as_before():
+    study, _ = rated_study()
+    job = ExportJob(study=study, name="mos.csv", file=f"exports/{study.slug}/7-0a1b2c-mos.csv")
+    assert download_name(job) == f"{study.slug}-mos.csv"
+    job.file = f"exports/{study.slug}/7-0a1b2c-{study.slug}-mos-run3.csv"
+    assert download_name(job) == f"{study.slug}-mos-run3.csv"
 
 
 def test_export_jobs_refuse_what_cannot_be_made(django_capture_on_commit_callbacks):
