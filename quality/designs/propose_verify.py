@@ -219,6 +219,30 @@ def _counted(frame: pd.DataFrame, index: ExclusionIndex) -> pd.DataFrame:
     return frame[index.rules(frame["rater_id"], frame["session_id"]) == ""]
 
 
+# The mark of a verdict on a label that only excluded proposers proposed.
+PROPOSERS_EXCLUDED = "proposers_excluded"
+
+
+def _proposed(proposals: pd.DataFrame) -> set[tuple[str, str]]:
+    return {(p.item_id, str(a)) for p in proposals.itertuples(index=False) for a in p.labels}
+
+
+def on_excluded_proposals(
+    verdicts: pd.DataFrame, proposals: pd.DataFrame, index: ExclusionIndex
+) -> np.ndarray:
+    """Which verdicts judge a label (segment, action) that only excluded proposers
+    proposed: a proposer whose session was excluded (found careless by the golden gate
+    after the segment went to its verifiers, or excluded by an admin) counts for nothing,
+    so neither does a candidate that came from nobody else. Such verdicts are left out
+    of the run (and marked PROPOSERS_EXCLUDED in the verdicts export), as the answers of
+    excluded sessions are; a label a counted proposer also proposed is judged as usual."""
+    orphans = _proposed(proposals) - _proposed(_counted(proposals, index))
+    if not orphans:
+        return np.zeros(len(verdicts), dtype=bool)
+    pairs = zip(verdicts["item_id"], verdicts["label"], strict=True)
+    return np.fromiter(((item, label) in orphans for item, label in pairs), bool, len(verdicts))
+
+
 def golden_recall(study: Study, index: ExclusionIndex) -> dict | None:
     """Stage 1's recall of the experts' labels on golden segments (proposal_recall), a
     rater's first counted answer to each; None without golden answers."""
@@ -248,10 +272,12 @@ def _who(rater: str, answer: int) -> str:
     return f"{rater}:{answer}"
 
 
-def provenance_rows(study: Study, kept: pd.DataFrame, verdicts: pd.DataFrame) -> list[dict]:
-    """For each kept label (kept: item_id, label): the proposals that made the segment's
-    verify item (its candidates' source, StageLink.proposals) and the counted verdicts,
-    yes and no."""
+def provenance_rows(
+    study: Study, kept: pd.DataFrame, verdicts: pd.DataFrame, index: ExclusionIndex
+) -> list[dict]:
+    """For each kept label (kept: item_id, label): the counted proposals among those that
+    made the segment's verify item (its candidates' source, StageLink.proposals) and the
+    counted verdicts, yes and no."""
     proposed: dict[tuple[str, int], list[str]] = {}
     sources = StageLink.objects.filter(propose_item__study=study).values_list(
         "proposals", flat=True
@@ -263,11 +289,14 @@ def provenance_rows(study: Study, kept: pd.DataFrame, verdicts: pd.DataFrame) ->
             "answer__item__members__stimulus__public_id",
             "action__action_id",
             "answer__assignment__rater_id",
+            "answer__assignment__session__index",
             "answer_id",
         )
     )
-    for segment, action, rater, answer in rows.iterator(chunk_size=20000):
-        proposed.setdefault((str(segment), action), []).append(_who(pseudonym_for(rater), answer))
+    for segment, action, rater, session, answer in rows.iterator(chunk_size=20000):
+        rater = pseudonym_for(rater)
+        if not index.rule(rater, session):
+            proposed.setdefault((str(segment), action), []).append(_who(rater, answer))
     said: dict[tuple[str, int, str], list[str]] = {}
     for v in verdicts.itertuples(index=False):
         key = (v.item_id, int(v.label), v.verdict)
@@ -341,12 +370,14 @@ def execute(*, run) -> Computed:
             f"{chosen.proposers_per_item} proposers have answered it"
         )
     rules = index.rules(answers["rater_id"], answers["session_id"])
-    counted = _counted(verdicts, index)
+    orphaned = on_excluded_proposals(verdicts, proposals, index)
+    counted = _counted(verdicts[~orphaned], index)
     if counted.empty:
-        raise ValueError(
-            f"every one of the study's {len(verdicts)} verdicts is excluded "
-            f"({', '.join(sorted({e.rule for e in exclusions}))})"
+        why = sorted(
+            {e.rule for e in exclusions} | ({PROPOSERS_EXCLUDED} if orphaned.any() else set())
         )
+        why = ", ".join(sorted(why))
+        raise ValueError(f"every one of the study's {len(verdicts)} verdicts is excluded ({why})")
     keep = run.settings_snapshot["keep"]
     result = verify_labels(counted[list(VERDICT_COLUMNS)].reset_index(drop=True), keep=keep)
     segments = _segments(study)
@@ -368,7 +399,7 @@ def execute(*, run) -> Computed:
         labels[["item_id", "action_id", "yes", "no", "kept"]].to_dict("records")
     )
     summary["label_counts"] = label_counts(study, proposals, labels)
-    summary["provenance"] = provenance_rows(study, labels[labels["kept"]], counted)
+    summary["provenance"] = provenance_rows(study, labels[labels["kept"]], counted, index)
     summary["recall"] = json_ready(golden_recall(study, index))
     summary["times"] = stage_times(answers[rules == ""])
     summary["set_aside"] = json_ready(set_aside(study, segments))
@@ -379,6 +410,7 @@ def execute(*, run) -> Computed:
     ]  # fmt: skip
     summary["counts"].update(
         proposals=int(sum(len(row) for row in proposals["labels"])),
+        verdicts_on_excluded_proposals=int(_counted(verdicts[orphaned], index).shape[0]),
         proposal_answers=len(proposals),
         segments_with_labels=len(kept_by),
         fractional_keyframes=int(sum(not float(k or 0).is_integer() for k in order["keyframe"])),
@@ -436,6 +468,19 @@ def labels_rows(summary: dict) -> Iterator[tuple]:
                row["kept"])  # fmt: skip
 
 
+def _marked_verdicts(study: Study, index: ExclusionIndex) -> Iterator[tuple]:
+    """verdicts.csv's rows, each with the rule that leaves it out of the run: its
+    session's exclusion, else PROPOSERS_EXCLUDED for a label only excluded proposers gave
+    (on_excluded_proposals), else empty."""
+    verdicts = verdicts_frame(study=study)
+    proposals = _proposal_answers(study, Item.Role.STIMULUS)
+    orphaned = on_excluded_proposals(verdicts, proposals, index)
+    rules = index.rules(verdicts["rater_id"], verdicts["session_id"])
+    rules[(rules == "") & orphaned] = PROPOSERS_EXCLUDED
+    for row, rule in zip(verdicts.itertuples(index=False), rules, strict=True):
+        yield (*row, rule)
+
+
 def export_propose_verify(*, study: Study, name: str, run) -> Export:
     slug = study.slug
     csv_type = "text/csv; charset=utf-8"
@@ -456,10 +501,12 @@ def export_propose_verify(*, study: Study, name: str, run) -> Export:
     if name in ("proposals.csv", "verdicts.csv"):
         index = ExclusionIndex(export.run_exclusions(study=study, run=run))
         if name == "proposals.csv":
-            rows, header = proposals_rows(study=study), PROPOSALS_COLUMNS
+            rows = proposals_rows(study=study)
+            marked = ((*row, index.rule(row[0], row[-1])) for row in rows)
+            header = PROPOSALS_COLUMNS
         else:
-            rows, header = verdicts_frame(study=study).itertuples(index=False), VERDICTS_COLUMNS
-        marked = ((*row, index.rule(row[0], row[-1])) for row in rows)
+            marked = _marked_verdicts(study, index)
+            header = VERDICTS_COLUMNS
         return Export(csv_lines([*header, "excluded"], marked), f"{slug}-{name}", csv_type)
     return shared_export(study=study, name=name, run=run)
 

@@ -137,6 +137,16 @@ def download(client: Client, study, name: str):
     return response, body.decode()
 
 
+def cli_kept(verdicts_csv: str, folder) -> tuple[set[tuple[str, int]], object]:
+    """`python -m quality verify --keep 2` on the verdicts export: (its kept labels, DIR)."""
+    verdicts = folder / "verdicts.csv"
+    verdicts.write_text(verdicts_csv)
+    out = folder / "out"
+    assert quality_cli(["verify", str(verdicts), "--out", str(out), "--keep", "2"]) == 0
+    cli = pd.read_csv(out / "labels.csv", dtype=str)
+    return {(r.item_id, int(r.label)) for r in cli.itertuples() if r.kept == "True"}, out
+
+
 def kept_by_person(run) -> dict[int, list[int]]:
     return {s["person_id"]: s["kept"] for s in run.summary["segments"]}
 
@@ -249,13 +259,8 @@ def test_the_verdicts_export_feeds_the_cli_which_keeps_the_same_labels(labelled,
     (exclusion,) = run.exclusions
     assert (exclusion["rater_id"], exclusion["ratings"]) == (v2, 3)  # its three segments
     # when: the CLI on the export as it is (it leaves the marked verdicts out)
-    verdicts = tmp_path / "verdicts.csv"
-    verdicts.write_text(text)
-    out = tmp_path / "out"
-    assert quality_cli(["verify", str(verdicts), "--out", str(out), "--keep", "2"]) == 0
+    kept, out = cli_kept(text, tmp_path)
     # then: the same kept labels and alpha as the run's
-    cli = pd.read_csv(out / "labels.csv", dtype=str)
-    kept = {(r.item_id, int(r.label)) for r in cli.itertuples() if r.kept == "True"}
     ours = {(r["item_id"], r["action_id"]) for r in run.summary["labels"] if r["kept"]}
     assert kept == ours and ours
     assert json.loads((out / "summary.json").read_text())["alpha"] == pytest.approx(
@@ -401,3 +406,32 @@ def test_provenance_names_the_proposals_the_verify_item_was_made_from(labelled):
     }  # fmt: skip
     assert named[12] == [f"{proposers[0][0]}:{first}"]
     assert named[17] == [f"{proposers[0][0]}:{first}"]
+
+
+def test_a_label_only_excluded_proposers_gave_is_left_out_everywhere(labelled, tmp_path):
+    # given: proposer 0 excluded after the verifiers judged the segments; segment 0's
+    # "17" came from proposer 0 alone, its "12" from all three
+    tiny, proposers, _ = labelled
+    (p0, p0_session), (p1, _), (p2, _) = proposers
+    assignment_exclude(assignment=p0_session, reason="careless", by=UserFactory(is_staff=True))
+    # when
+    run = run_now(tiny.study)
+    # then: segment 0 keeps "12" (proposed by counted raters too), not "17"
+    assert kept_by_person(run)[0] == [12]
+    person = {s["item_id"]: s["person_id"] for s in run.summary["segments"]}
+    assert (0, 17) not in {(person[r["item_id"]], r["action_id"]) for r in run.summary["labels"]}
+    assert run.summary["counts"]["verdicts_on_excluded_proposals"] == 3  # three verifiers
+    # and provenance names only counted proposers
+    named = {(person[p["item_id"]], p["action_id"]): p["proposed_by"]
+             for p in run.summary["provenance"]}  # fmt: skip
+    assert [who.split(":")[0] for who in named[(0, 12)]] == [p1, p2]
+    assert [who.split(":")[0] for who in named[(1, 12)]] == [p1]
+    # and the verdicts export marks the verdicts on "17", so the CLI reproduces the run
+    _, text = download(staff_client(), tiny.study, "verdicts.csv")
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    segment0 = next(item for item, p in person.items() if p == 0)
+    on_17 = (frame["item_id"] == segment0) & (frame["label"] == "17")
+    assert set(frame.loc[on_17, "excluded"]) == {"proposers_excluded"}
+    assert set(frame.loc[~on_17, "excluded"]) == {""}
+    kept, _ = cli_kept(text, tmp_path)
+    assert kept == {(r["item_id"], r["action_id"]) for r in run.summary["labels"] if r["kept"]}
