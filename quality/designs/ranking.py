@@ -32,8 +32,8 @@ from quality.stats.ranking.rankings import format_ranking
 
 RANKINGS_COLUMNS = ("rater_id", "question", "prompt_id", "ranking", "session_id")
 RULES_APPLIED = (*PRE_ANALYSIS_RULES, RANDOM_RANKER)
-EXPORTS = ("rankings.csv", "consensus.csv", "raters.csv", "provenance.json")
-RUN_EXPORTS = ("consensus.csv",)
+EXPORTS = ("rankings.csv", "consensus.csv", "model_scores.csv", "raters.csv", "provenance.json")
+RUN_EXPORTS = ("consensus.csv", "model_scores.csv")
 FIGURES = {"rank-distribution": "How often raters put each condition in each place"}
 RECALL_DEFINITION = (
     "Recall@K = |top K of the human ranking ∩ top K of the metric's ranking| / K: the "
@@ -148,6 +148,8 @@ def execute(*, run) -> Computed:
     summary["consensus"] = json_ready(result.consensus.to_dict(orient="records"))
     summary["rank_distribution"] = json_ready(result.rank_distribution.to_dict("records"))
     summary["against_metric"] = against[0] if against else None
+    # the scores Recall@K was measured against, as they were (model_scores.csv)
+    summary["model_scores"] = json_ready(against[1]) if against else None
     return finished(
         study=study, summary=summary, exclusions=exclusions, rules=RULES_APPLIED,
         rows=len(rankings), version=RANKING_VERSION,
@@ -167,6 +169,10 @@ def export_ranking(*, study: Study, name: str, run) -> Export:
         frame = pd.DataFrame(run.summary.get("consensus", []), columns=list(CONSENSUS_COLUMNS))
         lines = csv_lines(CONSENSUS_COLUMNS, frame.itertuples(index=False, name=None))
         return Export(lines, f"{slug}-consensus-run{run.pk}.csv", csv_type)
+    if name == "model_scores.csv":  # `python -m quality rank --against`'s input
+        scores = run.summary.get("model_scores") or {}
+        lines = csv_lines(("condition", "score"), sorted(scores.items()))
+        return Export(lines, f"{slug}-model-scores-run{run.pk}.csv", csv_type)
     return shared_export(study=study, name=name, run=run)
 
 

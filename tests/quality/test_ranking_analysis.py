@@ -165,6 +165,21 @@ def test_kemeny_ranks_equal_brute_force_per_prompt_and_pooled():
         found = tuple(np.argsort(block(result, prompt)["kemeny_rank"].to_numpy()))
         assert found in optima
         assert summary["kemeny"]["overall"][prompt]["n_optimal"] == len(optima)
+        assert set(block(result, prompt)["kemeny_unique"]) == {len(optima) == 1}
+
+
+def test_the_consensus_says_where_another_kemeny_order_is_as_close():
+    # given: p1 split between a>b>c and b>a>c (two optimal orders); p2 agreed
+    rankings = pd.DataFrame(
+        [("r1", "q", "p1", "a>b>c"), ("r2", "q", "p1", "b>a>c"),
+         ("r1", "q", "p2", "a>b>c"), ("r2", "q", "p2", "a>b>c")],
+        columns=["rater_id", "question", "prompt_id", "ranking"],
+    )  # fmt: skip
+    # when
+    consensus = analyse(rankings, settings=FAST).consensus
+    # then
+    unique = consensus.groupby("prompt_id")["kemeny_unique"].agg(set).to_dict()
+    assert unique == {"p1": {False}, "p2": {True}, "*": {True}}
 
 
 def test_borda_per_prompt_is_the_mean_of_points_and_pooled_the_mean_of_prompts():

@@ -16,7 +16,8 @@ from tests.quality.test_ranking_analysis import synthetic_rankings
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "rater_id,question,prompt_id,ranking\n"
 CONSENSUS_HEADER = (
-    "question,prompt_id,condition,borda,pl_strength,pl_ci95_low,pl_ci95_high,kemeny_rank"
+    "question,prompt_id,condition,borda,pl_strength,pl_ci95_low,pl_ci95_high,kemeny_rank,"
+    "kemeny_unique"
 )
 
 
@@ -54,7 +55,7 @@ def test_rank_writes_consensus_distribution_and_summary(rankings_csv, scores_csv
     assert consensus["prompt_id"].unique().tolist() == ["p0", "p1", "p2", "p3", "p4", "*"]
     assert len(consensus) == 6 * 6
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["version"] == "quality.stats.ranking/1"
+    assert summary["version"] == "quality.stats.ranking/2"
     assert summary["settings"]["bootstrap"] == 40 and summary["settings"]["seed"] == 3
     assert set(summary["recall_at"]["overall"]) == {"1", "3", "5"}
     excluded = {e["rater_id"] for e in summary["exclusions"]}

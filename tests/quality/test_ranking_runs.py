@@ -88,13 +88,18 @@ def test_the_rankings_export_feeds_the_cli_which_finds_the_same_consensus(study,
     ]  # fmt: skip
     assert len(frame) == len(rankings_frame(study=study)) == 5 * 6 * 2
     assert set(frame["ranking"]) == {"model-a>model-b>model-c", "model-a>model-c>model-b"}
-    # when: the CLI on it, against the metric averaged per condition
-    rankings = tmp_path / "rankings.csv"
-    frame[["rater_id", "question", "prompt_id", "ranking"]].to_csv(rankings, index=False)
-    scores = tmp_path / "scores.csv"
-    pd.DataFrame({"condition": list(METRIC), "score": list(METRIC.values())}).to_csv(
-        scores, index=False
+    # and the run's model scores: the metric averaged per condition
+    exported = client.get(f"/api/studies/{study.slug}/exports/model_scores.csv")
+    scores_text = b"".join(exported.streaming_content).decode()
+    scores_frame = pd.read_csv(io.StringIO(scores_text))
+    assert dict(zip(scores_frame["condition"], scores_frame["score"], strict=True)) == (
+        pytest.approx(METRIC)
     )
+    # when: the CLI on the two exports as they are
+    rankings = tmp_path / "rankings.csv"
+    rankings.write_text(text)
+    scores = tmp_path / "scores.csv"
+    scores.write_text(scores_text)
     out = tmp_path / "out"
     assert quality_cli(["rank", str(rankings), "--out", str(out), "--against", str(scores),
                         "--bootstrap", "200", "--seed", "0"]) == 0  # fmt: skip
@@ -141,3 +146,13 @@ def test_the_results_say_where_the_kemeny_order_is_not_unique():
     block = context["consensus_by_question"]["q"]
     assert block["pooled"]["note"] == ""
     assert block["prompts"]["p1"]["note"] == "not unique: 2 orders are as close, e.g. b > a"
+
+
+def test_a_run_without_a_metric_exports_model_scores_as_only_a_header(study):
+    MetricScore.objects.all().delete()
+    run = run_now(study)
+    assert run.summary["model_scores"] is None and run.summary["recall_at"] is None
+    client = Client()
+    client.force_login(UserFactory(is_staff=True))
+    exported = client.get(f"/api/studies/{study.slug}/exports/model_scores.csv")
+    assert b"".join(exported.streaming_content).decode().splitlines() == ["condition,score"]

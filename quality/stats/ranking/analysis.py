@@ -36,7 +36,7 @@ from quality.stats.ranking.screening import RANDOM_RANKER_RULE
 from quality.stats.ranking.settings import RankingSettings
 
 # Bump when a change to this package changes any number or name a stored result holds.
-RANKING_VERSION = "quality.stats.ranking/1"
+RANKING_VERSION = "quality.stats.ranking/2"  # 2: consensus.kemeny_unique
 
 CONSENSUS_COLUMNS = (
     "question",
@@ -47,6 +47,7 @@ CONSENSUS_COLUMNS = (
     "pl_ci95_low",
     "pl_ci95_high",
     "kemeny_rank",
+    "kemeny_unique",
 )
 RANK_DISTRIBUTION_COLUMNS = ("question", "condition", "place", "count")
 EXCLUSION_COLUMNS = ("question", "rater_id", "rule", "mean_tau", "z", "p_value", "n_prompts")
@@ -200,6 +201,9 @@ def _consensus_table(outcomes: list[QuestionOutcome]) -> pd.DataFrame:
                         "pl_ci95_low": r.pl_low[order],
                         "pl_ci95_high": r.pl_high[order],
                         "kemeny_rank": r.kemeny.rank[order],
+                        # False: another order is as close to the rankings (summary's
+                        # kemeny[q][prompt]: n_optimal, alternative), so ranks may swap
+                        "kemeny_unique": r.kemeny.unique,
                     }
                 )
             )
