@@ -60,6 +60,6 @@ def qualification_score(*, participation, answers) -> QualificationScore:
 def gate_rule(*, study) -> str:
     share = settings_of(study).golden_pass_share
     return (
-        f"on the golden segments, proposers' recall of the experts' labels and verifiers' "
-        f"agreement with them at least {share:.0%}"
+        f"a proposer's recall of the experts' labels on the golden segments (a verifier's "
+        f"agreement with them) of at least {share:.0%}"
     )

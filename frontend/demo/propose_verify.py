@@ -35,9 +35,9 @@ COLUMNS = ["path", "role", "video_id", "keyframe", "x1", "y1", "x2", "y2", "pers
 # Everyone takes the qualification test (proposing and verifying, pass share 0.5) with
 # care, and is less careful in the sessions after it.
 CAREFUL = {"recall": 0.95, "noise": 0.05, "yes_right": 0.95, "yes_wrong": 0.05}
-PROPOSERS = [{"recall": 0.8, "noise": 0.1, "in_test": CAREFUL},
-             {"recall": 0.7, "noise": 0.15, "in_test": CAREFUL},
-             {"recall": 0.6, "noise": 0.2, "in_test": CAREFUL}]  # fmt: skip
+PROPOSERS = [{"recall": 0.95, "noise": 0.1, "in_test": CAREFUL},
+             {"recall": 0.9, "noise": 0.15, "in_test": CAREFUL},
+             {"recall": 0.85, "noise": 0.2, "in_test": CAREFUL}]  # fmt: skip
 VERIFIERS = [{"yes_right": 0.95, "yes_wrong": 0.1, "in_test": CAREFUL},
              {"yes_right": 0.9, "yes_wrong": 0.15, "in_test": CAREFUL},
              {"yes_right": 0.85, "yes_wrong": 0.2, "in_test": CAREFUL}]  # fmt: skip

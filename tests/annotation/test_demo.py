@@ -114,6 +114,9 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
         rater=Rater.objects.get(user__username="rater"), study=segments.first().study
     )
     assert sessions_left(proposer)
+    # its proposers all count, so stage 1's recall curve has a point per proposer
+    recall = AnalysisRun.objects.get(study__slug="propose-verify-demo").summary["recall"]
+    assert list(recall["curve"]) == ["1", "2", "3"]
     # and running it again changes nothing
     call_command("demo_study", "--stimuli", "4")
     assert Stimulus.objects.filter(study=study).count() == 20
