@@ -32,6 +32,7 @@ from annotation.models import (
     Study,
     TutorialPair,
 )
+from annotation.services.adaptive import adaptive_settings_saved
 from annotation.services.question_sets import (
     QuestionSetError,
     question_set_apply,
@@ -121,9 +122,15 @@ class StudyAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         """A study added here without dimensions gets its design's, as one made through
         the API or `import_study --create` does (and new defaults when its design changes
-        before any video is imported). A study that asks no question stays a draft."""
+        before any video is imported). A study that asks no question stays a draft. A
+        change to its adaptive collection is acted on as the API's is."""
         super().save_related(request, form, formsets, change)
         study = form.instance
+        for formset in formsets:
+            if formset.model is AdaptiveSettings:
+                changed = {name for inline in formset.forms for name in inline.changed_data}
+                if changed:  # as the API's change: re-judged, reviewed on commit
+                    adaptive_settings_saved(study=study, changed=changed)
         previous = form.initial.get("design") if change and "design" in form.changed_data else None
         if (not change or previous) and study_default_dimensions(
             study=study, previous_design=previous

@@ -68,20 +68,26 @@ def adaptive_settings_of(*, study: Study) -> AdaptiveSettings | None:
     return settings if settings.enabled else None
 
 
+# The settings that make the stopping rule: a change to one re-judges the settled videos.
+RULE_FIELDS = ("plan", "target_half_width", "min_ratings", "max_ratings", "looks", "alpha")
+
+
 def adaptive_configure(*, study: Study, **changes) -> AdaptiveSettings:
     """Switch adaptive collection on or off and set its numbers (``enabled``, ``plan``,
     ``target_half_width``, ``min_ratings``, ``max_ratings``, ``looks``, ``alpha``; those
     not given keep their value or default). ValidationFailed with every problem found, and
-    nothing stored, when the result is not valid. Switching on reviews the study at once
-    (after the commit), so that videos already known well enough stop being served."""
+    nothing stored, when the result is not valid. Then as ``adaptive_settings_saved``."""
     from django.core.exceptions import ValidationError
 
     with transaction.atomic():
         settings, _ = AdaptiveSettings.objects.select_for_update().get_or_create(study=study)
+        changed = []
         for name, value in changes.items():
             if value is not None:
                 if isinstance(value, str):
                     refuse_nul(value, what=name)
+                if getattr(settings, name) != value:
+                    changed.append(name)
                 setattr(settings, name, value)
         try:
             settings.clean_fields()  # the types first: clean() compares the numbers
@@ -93,9 +99,36 @@ def adaptive_configure(*, study: Study, **changes) -> AdaptiveSettings:
             raise ValidationFailed(problems, extra={"errors": error.message_dict}) from error
         settings.save()
         study.adaptive = settings  # what the caller's study says from now on
-        if settings.enabled:
-            adaptive_review_due(study=study)
+        adaptive_settings_saved(study=study, changed=changed)
     return settings
+
+
+def adaptive_settings_saved(*, study: Study, changed) -> None:
+    """What follows a change of the settings (``changed``: the fields that changed), from
+    the API, the command line or the admin form, in the caller's transaction:
+
+    - a changed stopping rule (RULE_FIELDS) re-judges the settled videos: they are
+      forgotten, and the next review settles again those the new rule stops (a video
+      settled at +-20 is open again under a target of +-5; one that meets a wider
+      target settles), so the monitor never counts a video as settled by a rule that is
+      no longer the study's;
+    - switching on, or a new rule, makes the next review a full one, which takes every
+      settled video (not only those it settles) out of the open sessions' positions
+      ahead, so videos settled before a switch-off stop being served again;
+    - a review is sent on commit when adaptive collection is on (on the embedded
+      default, which has no periodic sweep, this is what makes the change take effect).
+    Switching off changes no open session: the sessions that start from then on are
+    made of every video."""
+    changed = set(changed)
+    rule_changed = bool(changed & set(RULE_FIELDS))
+    if rule_changed:
+        forgotten, _ = SettledStimulus.objects.filter(stimulus__study=study).delete()
+        if forgotten:
+            logger.info("study %s: the stopping rule changed; %d settled videos re-judged",
+                        study.slug, forgotten)  # fmt: skip
+    if rule_changed or "enabled" in changed:
+        AdaptiveSettings.objects.filter(study=study).update(reviewed_at=None)
+    adaptive_review_due(study=study)
 
 
 def adaptive_open_items(items: QuerySet, *, study: Study) -> QuerySet:
@@ -300,7 +333,10 @@ def adaptive_review(*, study: Study) -> Review | None:
             [_settled_row(state) for state in new], ignore_conflicts=True
         )
         settled_now = [state.stimulus_id for state in new]
-        pruned = _prune_open_sessions(study=study, stimulus_ids=settled_now) if new else 0
+        # the first review after switching on (or a new rule) takes out every settled
+        # video, also those settled before a switch-off; later ones the new ones only
+        prune = settled_now + (list(done) if settings.reviewed_at is None else [])
+        pruned = _prune_open_sessions(study=study, stimulus_ids=prune) if prune else 0
         # a review that ran beside this one may have settled some of them meanwhile
         open_videos = [s for s in states if s.decision is None and s.stimulus_id not in done]
         settings.review = _review_figures(open_videos)
@@ -341,7 +377,7 @@ def held_ahead(study: Study) -> int:
 
 
 def _prune_open_sessions(*, study: Study, stimulus_ids: list[int]) -> int:
-    """Leave newly settled videos out of the positions of active and paused sessions that
+    """Leave settled videos out of the positions of active and paused sessions that
     come after what the rater's page may hold (``held_ahead``): nothing answered, and
     nothing the page may answer offline, is touched; the rest keeps its shuffled order, so
     the session stays a random sample of the videos still open. Golden items stay."""

@@ -94,9 +94,20 @@ def adaptive_summary(*, study: Study) -> dict | None:
         ),
         "sessions_note": _sessions_note(_session_length(study, videos)),
         "open_rated": review.get("open_rated", 0),
-        "widest_open": review.get("widest_open", []),
+        "widest_open": _named(review.get("widest_open", [])),
         "reviewed_at": settings.reviewed_at.isoformat() if settings.reviewed_at else None,
     }
+
+
+def _named(rows: list[dict]) -> list[dict]:
+    """The review's widest intervals, each with its video's file name (``name``) beside
+    the id the review keeps."""
+    names = dict(
+        Stimulus.objects.filter(pk__in=[row["video_id"] for row in rows]).values_list(
+            "pk", "original_name"
+        )
+    )
+    return [{**row, "name": names.get(row["video_id"]) or f"#{row['video_id']}"} for row in rows]
 
 
 def _session_length(study: Study, videos: int) -> int:
@@ -149,8 +160,9 @@ def _verdict_sentence(
     if verdict == "saving":
         sentence = (
             f"Adaptive collection is saving: {videos} took {on_settled} kept ratings where "
-            f"the fixed design spends {settled * each} ({each} each), {saving} fewer, "
-            f"{saving / fixed:.0%} of the fixed design's {fixed}."
+            f"the fixed design spends {settled * each} ({each} each), {saving} fewer "
+            f"({saving / (settled * each):.0%} of those); so far that is "
+            f"{saving / fixed:.0%} of the {fixed} the fixed design spends on the study."
         )
     else:
         sentence = (

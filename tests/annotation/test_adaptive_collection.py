@@ -29,7 +29,7 @@ from annotation.models import (
     Stimulus,
     Study,
 )
-from annotation.services.adaptive import adaptive_review
+from annotation.services.adaptive import adaptive_configure, adaptive_review
 from annotation.services.adaptive_summary import adaptive_summary
 from annotation.services.assignments import assignment_start_next
 from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence
@@ -39,6 +39,7 @@ from quality.stats.adaptive.two_stage import TwoStagePlan
 from tests.annotation.design_fixtures import tiny_preference_study
 from tests.annotation.rater_fixtures import TinyStudy, answer, onboard, rater_client, tiny_study
 from tests.factories import RaterFactory, UserFactory
+from tests.frontend_staff.test_admin import admin_form
 
 pytestmark = pytest.mark.django_db
 
@@ -496,6 +497,73 @@ def test_a_finished_session_sends_a_review(django_capture_on_commit_callbacks):
     assert set(settled()) == {video.pk for video in videos(tiny)}
 
 
+def test_a_new_stopping_rule_re_judges_the_settled_videos(django_capture_on_commit_callbacks):
+    # given: a and b settled at +-40 on 5 equal ratings each
+    tiny = tiny_study()
+    adaptive(tiny, target_half_width=40.0)
+    a, b = videos(tiny)[:2]
+    rated(tiny.study, {a: [50.0] * 5, b: [50.0] * 5})
+    adaptive_review(study=tiny.study)
+    assert set(settled()) == {a.pk, b.pk}
+    # when: the target narrows to +-5, which 5 ratings cannot reach
+    with django_capture_on_commit_callbacks(execute=True):
+        adaptive_configure(study=tiny.study, target_half_width=5.0)
+    # then: both are open again (served to new sessions), not counted as settled
+    assert settled() == {}
+    assert adaptive_summary(study=tiny.study)["videos_settled"] == 0
+    # when: it widens back: the review sent on commit settles them again
+    with django_capture_on_commit_callbacks(execute=True):
+        adaptive_configure(study=tiny.study, target_half_width=40.0)
+    assert set(settled()) == {a.pk, b.pk}
+    # and a change that is not the rule's (the baseline's count) leaves them settled
+    before = SettledStimulus.objects.order_by("pk").values_list("pk", flat=True)
+    adaptive_configure(study=tiny.study, fixed_ratings=20)
+    assert list(SettledStimulus.objects.order_by("pk").values_list("pk", flat=True)) == list(before)
+
+
+def test_switching_on_again_takes_videos_settled_before_out_of_open_sessions(
+    django_capture_on_commit_callbacks,
+):
+    # given: a settled, then adaptive collection off, and a session started meanwhile
+    # that holds a far ahead of the rater's position
+    tiny = tiny_study(window_size=1)
+    adaptive(tiny, target_half_width=40.0)
+    a, b, c, d, e, f = videos(tiny)
+    rated(tiny.study, {a: [50.0] * 5})
+    adaptive_review(study=tiny.study)
+    adaptive_configure(study=tiny.study, enabled=False)
+    active = session_of(tiny.study, [(b, 50.0)], state=Assignment.State.ACTIVE)
+    active.order = [item_of(s).pk for s in (b, c, d, e, f, a)]
+    active.position = 1
+    active.save(update_fields=["order", "position"])
+    # when: switched on again
+    with django_capture_on_commit_callbacks(execute=True):
+        adaptive_configure(study=tiny.study, enabled=True)
+    # then: a is left out of the positions the rater's page does not hold yet
+    active.refresh_from_db()
+    assert active.order == [item_of(s).pk for s in (b, c, d, e, f)]
+
+
+def test_a_change_in_the_admin_form_is_acted_on_at_once(client, django_capture_on_commit_callbacks):
+    # given: a and b rated 5 times each, adaptive collection off
+    tiny = tiny_study()
+    adaptive(tiny, target_half_width=40.0)
+    AdaptiveSettings.objects.filter(study=tiny.study).update(enabled=False)
+    a, b = videos(tiny)[:2]
+    rated(tiny.study, {a: [50.0] * 5, b: [50.0] * 5})
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = f"/admin/annotation/study/{tiny.study.pk}/change/"
+    data = admin_form(client, url)
+    data["adaptive-0-enabled"] = "on"
+    # when: switched on in the admin
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, data)
+    # then: reviewed on the save's commit, as the API's switch is
+    assert response.status_code == 302
+    assert set(settled()) == {a.pk, b.pk}
+    assert AdaptiveSettings.objects.get(study=tiny.study).reviewed_at is not None
+
+
 # --- the monitor ------------------------------------------------------------------------
 
 
@@ -505,6 +573,7 @@ def test_the_summary_states_the_saving_against_the_fixed_design():
     tiny = tiny_study()
     adaptive(tiny, target_half_width=40.0, max_ratings=10)
     a, b, c = videos(tiny)[:3]
+    Stimulus.objects.filter(pk=c.pk).update(original_name="cat_dance_07.mp4")
     rated(tiny.study, {a: [50.0] * 5, b: [60.0] * 5, c: [40.0] * 3})
     session_of(tiny.study, [(a, 50.0), (c, 50.0)], state=Assignment.State.ACTIVE)
     # when
@@ -536,13 +605,14 @@ def test_the_summary_states_the_saving_against_the_fixed_design():
     # the widest open interval: c's widest dimension (completeness, 2 points lower, or
     # interaction, 2 higher), 3 ratings
     (widest,) = summary["widest_open"]
-    assert (widest["video_id"], widest["n"]) == (c.pk, 3)
+    assert (widest["video_id"], widest["name"], widest["n"]) == (c.pk, "cat_dance_07.mp4", 3)
     assert widest["half_width"] >= round(
         float((c_interval.upper[-1] - c_interval.lower[-1]) / 2), 2
     )
     assert summary["sentence"] == (
         "Adaptive collection is saving: 2 settled videos took 10 kept ratings where the "
-        "fixed design spends 20 (10 each), 10 fewer, 17% of the fixed design's 60."
+        "fixed design spends 20 (10 each), 10 fewer (50% of those); so far that is 17% of "
+        "the 60 the fixed design spends on the study."
     )
 
 

@@ -106,7 +106,8 @@ def test_the_monitor_shows_the_saving(live_server, context, page, rater_study):
     assert verdict.get_attribute("data-verdict") == "saving"
     assert verdict.inner_text() == (
         "Adaptive collection is saving: 2 settled videos took 10 kept ratings where the "
-        "fixed design spends 70 (35 each), 60 fewer, 29% of the fixed design's 210."
+        "fixed design spends 70 (35 each), 60 fewer (86% of those); so far that is 29% of "
+        "the 210 the fixed design spends on the study."
     )
     figures = page.locator("#adaptive-figures").inner_text()
     assert "2 of 6" in figures

@@ -107,7 +107,7 @@ function renderAdaptive(a) {
     ...a.widest_open.map((row) => {
       const tr = document.createElement("tr");
       tr.append(
-        cell(row.video_id),
+        cell(row.name ?? row.video_id),
         cell(row.dimension),
         cell(row.n),
         cell(row.mean.toFixed(1)),
