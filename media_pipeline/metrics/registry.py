@@ -59,6 +59,14 @@ class FrameSampling:
     resolution: str = "native"
     rgb: bool = False
 
+    def frames_for(self, samples: int) -> int:
+        """The fewest decoded frames that give ``samples`` values: frames 0, k, 2k, ...
+        with the frame before each (none before frame 0) need samples * k + 1."""
+        extra = 1 if self.with_previous else 0
+        if self.every_kth and not (self.all_frames or self.frame_means):
+            return (samples - 1 + extra) * self.every_kth + 1
+        return samples + extra
+
     def describe(self) -> str:
         if self.frame_means:
             return "the mean luma (the coded Y plane as 0-255 luma) of every frame"

@@ -156,7 +156,7 @@ class VideoPass:
                 fewest = 1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)
                 if joined.numel() < fewest:
                     unavailable[metric.name] = (
-                        f"needs at least {MIN_FRAMES.get(metric.name, 1)} frames, "
+                        f"needs at least {metric.sampling.frames_for(fewest)} frames, "
                         f"the video has {frames_decoded}"
                     )
                     continue
@@ -191,4 +191,8 @@ class VideoPass:
                         ]
                     )
                     values["subject_consistency"] = dino.consistency(features)
+        for name, value in list(values.items()):
+            if not np.isfinite(value):  # e.g. SI of frames under 3 x 3 pixels: no gradient
+                del values[name]
+                unavailable[name] = "not defined for this video (no finite value came out)"
         return values

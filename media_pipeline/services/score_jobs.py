@@ -94,8 +94,12 @@ def score_job_run(*, job_id: int) -> None:
                 return
             if scored.error is not None:
                 _score_job_fail(job, scored.error)
-            else:
+                continue
+            try:
                 _score_job_store(job, scored.report)
+            except Exception as exc:  # one video's scores refused: the batch goes on
+                logger.exception("storing the scores of stimulus %s failed", job.stimulus_id)
+                _score_job_fail(job, exc)
     finally:
         results.close()  # stops the decoder threads if this ends early
 

@@ -222,6 +222,68 @@ def test_a_pass_that_breaks_fails_its_video_and_puts_the_rest_back_in_the_queue(
     assert not MetricScore.objects.filter(stimulus__in=videos[1:]).exists()
 
 
+def scored_batch(tmp_path, files: list[Path], django_capture_on_commit_callbacks):
+    """The files imported and transcoded, their scores gone, a queued score job each."""
+    study = make_study()
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(
+            study=study, manifest=manifest_of(tmp_path, files), on_commit=stimuli_enqueue_processing
+        )
+    MetricScore.objects.all().delete()
+    videos = [Stimulus.objects.get(original_name=path.name) for path in files]
+    return videos, [ProcessingJob.objects.create(stimulus=v, kind="score") for v in videos]
+
+
+@pytest.mark.django_db
+def test_a_video_too_small_for_a_metric_is_scored_without_it_and_its_batch_goes_on(
+    clips, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    # given: a 2 x 2 video (no Sobel gradient: its SI has no value) between two others
+    tiny = make_clip(path=tmp_path / "tiny.mp4", width=2, height=2, fps=10, seconds=1.0).path
+    files = [clips["square.mp4"], tiny, clips["fast.mp4"]]
+    videos, jobs = scored_batch(tmp_path, files, django_capture_on_commit_callbacks)
+    settings.MOSAIC_SCORE_BATCH = 3
+    # when
+    score_job_run(job_id=jobs[0].pk)
+    # then: every job done; the tiny video's SI unavailable with the reason, not NaN
+    for job in jobs:
+        job.refresh_from_db()
+    assert [j.status for j in jobs] == ["done", "done", "done"]
+    assert jobs[1].result["unavailable"]["si"] == (
+        "not defined for this video (no finite value came out)"
+    )
+    assert not MetricScore.objects.filter(stimulus=videos[1], metric="si").exists()
+    assert MetricScore.objects.filter(stimulus=videos[1], metric="flicker").exists()
+    assert MetricScore.objects.filter(stimulus__in=[videos[0], videos[2]], metric="si").count() == 2
+
+
+@pytest.mark.django_db
+def test_scores_that_cannot_be_stored_fail_their_video_alone(
+    clips, tmp_path, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from media_pipeline.services import score_jobs
+
+    files = [clips[name] for name in ("square.mp4", "slow.mp4", "fast.mp4")]
+    videos, jobs = scored_batch(tmp_path, files, django_capture_on_commit_callbacks)
+    real = score_jobs._score_job_store
+
+    def refuses_the_second(job, report):
+        if job.pk == jobs[1].pk:
+            raise ValueError("the database refused the row")
+        real(job, report)
+
+    monkeypatch.setattr(score_jobs, "_score_job_store", refuses_the_second)
+    settings.MOSAIC_SCORE_BATCH = 3
+    # when
+    score_job_run(job_id=jobs[0].pk)
+    # then: the second failed with the reason; the others were scored, not left running
+    for job in jobs:
+        job.refresh_from_db()
+    assert [j.status for j in jobs] == ["done", "failed", "done"]
+    assert jobs[1].error == "the database refused the row"
+    assert MetricScore.objects.filter(stimulus=videos[2], metric="si").exists()
+
+
 @pytest.mark.django_db
 def test_a_score_job_takes_at_most_the_batch_size(
     clips, tmp_path, settings, django_capture_on_commit_callbacks

@@ -274,7 +274,7 @@ def test_a_batch_scores_each_video_as_alone_and_a_broken_one_fails_alone(
         assert result.report.values == alone.values
         assert result.report.unavailable == alone.unavailable
         assert result.report.frames_decoded == alone.frames_decoded
-    assert results[2].report.unavailable == {"ti": "needs at least 2 frames, the video has 1"}
+    assert results[2].report.unavailable == {"ti": "needs at least 9 frames, the video has 1"}
     assert results[3].report.values == {} and results[3].report.frames_decoded == 0
     assert not decoder_threads()
 
@@ -483,10 +483,20 @@ def test_a_single_frame_has_no_temporal_metrics(videos):
     )
     assert list(report.values) == ["brightness"]
     assert report.unavailable == {
-        "ti": "needs at least 2 frames, the video has 1",
-        "motion": "needs at least 2 frames, the video has 1",
+        "ti": "needs at least 9 frames, the video has 1",
+        "motion": "needs at least 9 frames, the video has 1",
         "flicker": "needs at least 3 frames, the video has 1",
     }
+
+
+@pytest.mark.parametrize(("frames", "has_ti"), [(8, False), (9, True)])
+def test_ti_needs_the_frame_after_its_first_sampled_pair(tmp_path, frames, has_ti):
+    # GAIA's TI reads frames 0, 8, 16, ... each with the frame before: frame 8 is its first
+    path = make_clip(tmp_path / "short.mp4", size="32x32", rate=10, frames=frames)
+    report = score_video(path=path, metric_names=["ti", "motion"], device="cpu")
+    assert ("ti" in report.values) is has_ti
+    if not has_ti:
+        assert report.unavailable["ti"] == "needs at least 9 frames, the video has 8"
 
 
 def test_registry_declares_every_metric():
