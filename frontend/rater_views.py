@@ -22,6 +22,7 @@ API_ENDPOINTS = {
     "tutorial_done": "api:rater-tutorial-done",
     "next": "api:rater-next",
     "answers": "api:rater-answers",
+    "problems": "api:rater-problems",
 }
 
 
@@ -111,7 +112,11 @@ def rater_strings() -> dict[str, str]:
         "pv_no": gettext("No"),
         "pv_ready": gettext("Press Next (or Enter) to save your answer."),
         "ready": gettext("Press Next (or Enter) to save your rating."),
-        "video_failed": gettext("The video could not be loaded."),
+        "video_failed": gettext(
+            "The video could not be loaded. If it does not play after a reload, skip it: "
+            "the study's team is told, and your answers so far are kept."
+        ),
+        "video_skipped": gettext("The video was skipped and the study's team told."),
         "progress": gettext("{position} of {length} done"),
         "qualification_title": gettext("Qualification test"),
         "rating_title": gettext("Rating"),

@@ -22,6 +22,7 @@ from annotation.models import (
     ItemMember,
     Participation,
     Payment,
+    PlaybackReport,
     PreferenceSettings,
     RankingSettings,
     Rater,
@@ -450,3 +451,20 @@ class PaymentAdmin(admin.ModelAdmin):
     list_display = ("assignment", "amount", "currency", "status", "created_at")
     list_filter = ("status",)
     list_select_related = ("assignment__rater__user", "assignment__session__study")
+
+
+@admin.register(PlaybackReport)
+class PlaybackReportAdmin(admin.ModelAdmin):
+    """Videos raters' browsers could not play, and skipped (docs/admins.md, "Videos a
+    rater cannot play"): a record to act on, not to edit."""
+
+    list_display = ("item", "participation", "assignment", "attempt", "detail", "created_at")
+    list_filter = ("participation__study",)
+    list_select_related = ("item", "participation__rater", "participation__study", "assignment")
+    search_fields = ("detail", "item__members__stimulus__original_name")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

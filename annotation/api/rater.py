@@ -27,7 +27,11 @@ from annotation.services.participation import (
     participation_tutorial_done,
 )
 from annotation.services.qualification import qualification_seed, qualification_window
-from annotation.services.rater_flow import answer_submit, progress_payload
+from annotation.services.rater_flow import (
+    answer_submit,
+    playback_problem_report,
+    progress_payload,
+)
 
 
 class RaterView(APIView):
@@ -153,4 +157,20 @@ class AnswerView(RaterView):
         return Response(
             {"status": "stored" if stored_now else "repeat", **progress},
             status=status.HTTP_201_CREATED if stored_now else status.HTTP_200_OK,
+        )
+
+
+class PlaybackProblemView(RaterView):
+    """The video of the item the rater is at cannot be played in their browser: the item
+    is skipped and reported to the team (docs/rater-api.md, "problems/")."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        participation = self.participation(request, slug)
+        skipped_now, progress = playback_problem_report(
+            participation=participation, data=request.data
+        )
+        return Response(
+            {"status": "skipped" if skipped_now else "repeat", **progress},
+            status=status.HTTP_201_CREATED if skipped_now else status.HTTP_200_OK,
         )

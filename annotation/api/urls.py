@@ -18,6 +18,7 @@ urlpatterns = [
     ),
     path(f"{rater_prefix}next/", rater.NextItemView.as_view(), name="rater-next"),
     path(f"{rater_prefix}answers/", rater.AnswerView.as_view(), name="rater-answers"),
+    path(f"{rater_prefix}problems/", rater.PlaybackProblemView.as_view(), name="rater-problems"),
     path("studies/", staff.StudyListView.as_view(), name="studies"),
     path("studies/<slug:slug>/progress/", staff.StudyProgressView.as_view(), name="progress"),
     path("studies/<slug:slug>/monitor/", staff.MonitorView.as_view(), name="monitor"),

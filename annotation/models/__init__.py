@@ -20,7 +20,7 @@ from annotation.models.questionnaire import (
     QuestionnaireSettings,
 )
 from annotation.models.ranking import RankingPlacement, RankingSettings
-from annotation.models.rating import Answer, Payment, Rating
+from annotation.models.rating import Answer, Payment, PlaybackReport, Rating
 from annotation.models.session import Assignment, Participation, Rater, Session, SessionItem
 from annotation.models.stimulus import ExpertScore, Stimulus, TutorialPair
 from annotation.models.study import GAIA_DIMENSIONS, Dimension, Study
@@ -49,6 +49,7 @@ __all__ = [
     "ItemMember",
     "Participation",
     "Payment",
+    "PlaybackReport",
     "PreferenceJudgment",
     "PreferenceSettings",
     "Question",

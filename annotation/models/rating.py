@@ -112,3 +112,38 @@ class Payment(models.Model):
 
     class Meta:
         constraints = [models.CheckConstraint(condition=Q(amount__gte=0), name="payment_nonneg")]
+
+
+class PlaybackReport(models.Model):
+    """A video the rater's browser could not play, taken out of what the rater is asked
+    (annotation.services.rater_flow.playback_problem_report): the session item, or the
+    qualification test's item of an attempt, with the browser's error, for the team to
+    look at. Nothing was answered, so nothing is lost."""
+
+    participation = models.ForeignKey(
+        Participation, on_delete=models.CASCADE, related_name="playback_reports"
+    )
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="playback_reports")
+    # the session it was skipped in; null in the qualification test (then: its attempt)
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="playback_reports"
+    )
+    attempt = models.PositiveSmallIntegerField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True, help_text="The browser's error")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "item"], name="playback_report_once_a_session"
+            ),
+            models.UniqueConstraint(
+                fields=["participation", "attempt", "item"],
+                condition=Q(assignment__isnull=True),
+                name="playback_report_once_an_attempt",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} not playable for {self.participation}"

@@ -41,7 +41,7 @@ class Envelope:
         )
 
 
-def _uuid(data: dict, key: str) -> uuid.UUID:
+def parse_uuid(data: dict, key: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(data[key]))
     except (KeyError, ValueError):
@@ -80,8 +80,8 @@ def check_envelope(data: object) -> Envelope:
     if not isinstance(data, dict):
         raise ValidationFailed("the answer must be a JSON object")
     return Envelope(
-        client_uuid=_uuid(data, "client_uuid"),
-        item=_uuid(data, "item"),
+        client_uuid=parse_uuid(data, "client_uuid"),
+        item=parse_uuid(data, "item"),
         shown_at=_moment(data, "shown_at"),
         answered_at=_moment(data, "answered_at"),
         watch_time_ms=_count(data, "watch_time_ms", limit=24 * 3600 * 1000),

@@ -28,6 +28,7 @@ from annotation.models import (
     Item,
     Participation,
     Payment,
+    PlaybackReport,
     Rating,
     Session,
     SessionItem,
@@ -194,6 +195,19 @@ def _finish(assignment: Assignment, study: Study) -> None:
     )
 
 
+def _open_assignment_locked(participation: Participation) -> Assignment | None:
+    """The rater's open session in the study (active or paused), its row locked."""
+    return (
+        Assignment.objects.select_for_update()
+        .filter(
+            rater_id=participation.rater_id,
+            session__study_id=participation.study_id,
+            state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+        )
+        .first()
+    )
+
+
 def session_answer_submit(
     *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
 ) -> tuple[bool, Assignment | None]:
@@ -206,15 +220,7 @@ def session_answer_submit(
     study = participation.study
     design = design_of(study)
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update()
-            .filter(
-                rater_id=participation.rater_id,
-                session__study_id=participation.study_id,
-                state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
-            )
-            .first()
-        )
+        assignment = _open_assignment_locked(participation)
         digest = values_digest(values.canonical())
         if answer_repeated(envelope=envelope, participation=participation, digest=digest):
             return False, assignment
@@ -270,6 +276,58 @@ def session_answer_submit(
             changed += ["flagged_line_clicker", "flag_reason"]
         assignment.save(update_fields=changed)
     return True, assignment
+
+
+def skips_allowed(items: int) -> int:
+    """How many videos of a session (or of a test attempt) of ``items`` may be skipped as
+    unplayable: 3, or one in 20 of a long session. A rater whose browser cannot play more
+    has a problem the team should hear of, not a way round the videos."""
+    return max(3, items // 20)
+
+
+def session_item_skip(*, participation: Participation, item: Item, detail: str) -> bool:
+    """Take the session's current item out of the rater's order: their browser cannot play
+    its video (``playback_problem_report``). True when skipped now, False for a repeat of
+    a skip already made. The session ends, as after its last answer, when that was its
+    last item. Raises as an answer to the item would (no session, paused, not the current
+    item), or Conflict when the session has had its share of skips."""
+    noun = design_of(participation.study).item_noun
+    with transaction.atomic():
+        assignment = _open_assignment_locked(participation)
+        if assignment is None:
+            raise PermissionDenied("you have no session open in this study")
+        if assignment.state == Assignment.State.PAUSED:
+            raise SessionPaused("your session was paused by the study's team")
+        if item.pk not in assignment.order:
+            if PlaybackReport.objects.filter(assignment=assignment, item=item).exists():
+                return False
+            raise NotFound(f"this {noun} is not part of your session")
+        at = assignment.order.index(item.pk)
+        if at < assignment.position:
+            raise Conflict(f"this {noun} was already answered")
+        if at != assignment.position:
+            raise out_of_order(
+                assignment.order[assignment.position], position=assignment.position, noun=noun
+            )
+        skipped = PlaybackReport.objects.filter(assignment=assignment).count()
+        if skipped >= skips_allowed(len(assignment.order) + skipped):
+            raise Conflict(
+                f"{skipped} videos of this session could not be played already: please "
+                "tell the study's team (your answers so far are kept)",
+                extra={"error": "too_many_skipped"},
+            )
+        assignment.order = [pk for pk in assignment.order if pk != item.pk]
+        changed = ["order"]
+        if assignment.position >= len(assignment.order):
+            _finish(assignment, participation.study)
+            changed += ["state", "finished_at", "golden_agreement", "eligible_for_next"]
+        assignment.save(update_fields=changed)
+        PlaybackReport.objects.create(
+            participation=participation, item=item, assignment=assignment, detail=detail
+        )
+    logger.warning("rater %s skipped %s in %s: cannot play it (%s)",
+                   participation.rater_id, item, assignment, detail or "no detail")  # fmt: skip
+    return True
 
 
 def answered_moment(

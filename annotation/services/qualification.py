@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from annotation.designs import design_of, values_digest
 from annotation.designs.base import Values
 from annotation.errors import Conflict, NotFound, PermissionDenied
-from annotation.models import Answer, Item, Participation, Stimulus
+from annotation.models import Answer, Item, Participation, PlaybackReport, Stimulus
 from annotation.selectors import item_layout, items_by_pk, qualification_drawn, window_span
 from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
 
@@ -160,6 +160,20 @@ def _score_attempt(participation: Participation) -> None:
     )
 
 
+def _the_next(participation: Participation, items: list[int], item: Item, *, noun: str) -> set:
+    """The attempt's answered item ids, once ``item`` (one of ``items``) is checked to be
+    the one the rater is at: Conflict when answered, OutOfOrder when another comes first."""
+    answered = set(
+        qualification_answers(participation=participation).values_list("item_id", flat=True)
+    )
+    if item.pk in answered:
+        raise Conflict(f"this {noun} was already answered")
+    expected = next(pk for pk in items if pk not in answered)
+    if item.pk != expected:
+        raise out_of_order(expected, position=len(answered), noun=noun)
+    return answered
+
+
 def qualification_answer_submit(
     *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
 ) -> bool:
@@ -180,14 +194,7 @@ def qualification_answer_submit(
         items = qualification_items(participation=participation)
         if item is None or item.pk not in items:
             raise NotFound(f"this {design.item_noun} is not part of your qualification test")
-        answered = set(
-            qualification_answers(participation=participation).values_list("item_id", flat=True)
-        )
-        if item.pk in answered:
-            raise Conflict(f"this {design.item_noun} was already answered")
-        expected = next(pk for pk in items if pk not in answered)
-        if item.pk != expected:
-            raise out_of_order(expected, position=len(answered), noun=design.item_noun)
+        answered = _the_next(participation, items, item, noun=design.item_noun)
         layout = item_layout(item, qualification_seed(participation))
         answer = envelope.answer(
             item=item,
@@ -200,4 +207,53 @@ def qualification_answer_submit(
         design.store_values(answer=answer, item=item, layout=layout, values=values)
         if len(answered) + 1 >= len(items):
             _score_attempt(participation)
+    return True
+
+
+def qualification_item_skip(*, participation: Participation, item: Item, detail: str) -> bool:
+    """Take the test's next item out of the rater's attempt: their browser cannot play its
+    video (``playback_problem_report``). True when skipped now, False for a repeat. The
+    attempt is scored when its other items are answered (a test left with none is no
+    test: the rater is let through, _no_test_left). Raises as an answer to the item
+    would, or Conflict when the attempt has had its share of skips."""
+    from annotation.services.assignments import skips_allowed
+
+    noun = design_of(participation.study).item_noun
+    with transaction.atomic():
+        participation = (
+            Participation.objects.select_for_update()
+            .select_related("study")
+            .get(pk=participation.pk)
+        )
+        if participation.qualification_state != Participation.Qualification.IN_PROGRESS:
+            raise PermissionDenied("the qualification test is not open for you")
+        attempt = participation.qualification_attempts
+        mine = PlaybackReport.objects.filter(
+            participation=participation, attempt=attempt, assignment__isnull=True
+        )
+        items = qualification_items(participation=participation)
+        if item.pk not in items:
+            if mine.filter(item=item).exists():
+                return False
+            raise NotFound(f"this {noun} is not part of your qualification test")
+        answered = _the_next(participation, items, item, noun=noun)
+        skipped = mine.count()
+        if skipped >= skips_allowed(len(items) + skipped):
+            raise Conflict(
+                f"{skipped} videos of the qualification test could not be played already: "
+                "please tell the study's team",
+                extra={"error": "too_many_skipped"},
+            )
+        left = [pk for pk in items if pk != item.pk]
+        participation.qualification_set = {"attempt": attempt, "items": left}
+        participation.save(update_fields=["qualification_set"])
+        PlaybackReport.objects.create(
+            participation=participation, item=item, attempt=attempt, detail=detail
+        )
+        if not left:
+            _no_test_left(participation)
+        elif len(answered) >= len(left):
+            _score_attempt(participation)
+    logger.warning("rater %s skipped %s in the qualification test: cannot play it (%s)",
+                   participation.rater_id, item, detail or "no detail")  # fmt: skip
     return True

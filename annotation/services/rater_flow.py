@@ -7,7 +7,8 @@ import logging
 from django.db.models import OuterRef
 
 from annotation.designs import design_of, values_digest
-from annotation.errors import ApplicationError, PermissionDenied
+from annotation.designs.base import refuse_nul
+from annotation.errors import ApplicationError, NotFound, PermissionDenied, ValidationFailed
 from annotation.models import Assignment, Participation, SessionItem, Stimulus
 from annotation.selectors import (
     assignment_current,
@@ -15,9 +16,22 @@ from annotation.selectors import (
     break_seconds_left,
     rater_step,
 )
-from annotation.services.answers import answer_repeated, check_envelope, item_by_public_id
-from annotation.services.assignments import session_answer_submit, sessions_open_to
-from annotation.services.qualification import qualification_answer_submit, qualification_progress
+from annotation.services.answers import (
+    answer_repeated,
+    check_envelope,
+    item_by_public_id,
+    parse_uuid,
+)
+from annotation.services.assignments import (
+    session_answer_submit,
+    session_item_skip,
+    sessions_open_to,
+)
+from annotation.services.qualification import (
+    qualification_answer_submit,
+    qualification_item_skip,
+    qualification_progress,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -107,3 +121,32 @@ def answer_submit(*, participation: Participation, data: object) -> tuple[bool, 
     )
     participation.refresh_from_db()
     return stored_now, progress_payload(participation)
+
+
+def playback_problem_report(*, participation: Participation, data: object) -> tuple[bool, dict]:
+    """The rater's browser cannot play the video of the item they are at (a damaged
+    rendition, a codec the browser lacks): the item is taken out of what they are asked,
+    so that they can go on, and recorded (PlaybackReport, with the browser's error) for
+    the team. Only the item the rater is at, in the test or the session, and only a few
+    a session (skips_allowed). Returns (skipped now, progress after it); a repeat of a
+    skip already made answers like the first."""
+    if not isinstance(data, dict):
+        raise ValidationFailed("the report must be a JSON object")
+    item = item_by_public_id(parse_uuid(data, "item"), study_id=participation.study_id)
+    if item is None:
+        raise NotFound("no such item in this study")
+    detail = data.get("detail", "")
+    if not isinstance(detail, str):
+        raise ValidationFailed("'detail' must be text")
+    refuse_nul(detail, what="'detail'")
+    detail = detail[:300]
+    Q = Participation.Qualification
+    if participation.qualification_state == Q.PASSED and not participation.is_excluded:
+        skipped = session_item_skip(participation=participation, item=item, detail=detail)
+        return skipped, progress_payload(participation)
+    step = rater_step(participation, None)
+    if step in REFUSALS:
+        raise PermissionDenied(REFUSALS[step], extra={"step": step})
+    skipped = qualification_item_skip(participation=participation, item=item, detail=detail)
+    participation.refresh_from_db()
+    return skipped, progress_payload(participation)

@@ -59,6 +59,7 @@ def test_the_page_hands_the_api_and_the_strings_to_the_module(client):
         "tutorial_done": f"/api/rater/studies/{slug}/tutorial/done/",
         "next": f"/api/rater/studies/{slug}/next/",
         "answers": f"/api/rater/studies/{slug}/answers/",
+        "problems": f"/api/rater/studies/{slug}/problems/",
     }
     assert len(config["csrf_token"]) == 64
     assert response.cookies["csrftoken"].value  # the token in the page is a valid pair

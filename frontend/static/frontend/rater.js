@@ -436,9 +436,10 @@ async function showCurrent() {
     t,
     takeVideo,
     onChange: refresh,
-    onProblem: () => notice(t("video_failed")),
+    onProblem: (error) => offerSkip(current, error),
   });
   $("#next").textContent = t("next");
+  $("#skip-video").hidden = true;
   $("#rating-form").onsubmit = (event) => {
     event.preventDefault();
     submitRating();
@@ -451,6 +452,35 @@ async function showCurrent() {
     rating = null;
   });
   current.widget.start().catch(() => {}); // muted autoplay; if refused, Play is there
+}
+
+/** The item's video cannot be played here (a damaged file, a codec the browser lacks):
+ * the rater may skip it. The server takes it out of what the rater is asked and tells
+ * the team (POST problems/), once the answers before it are delivered; then the page
+ * asks what comes next. */
+function offerSkip(current, error) {
+  if (rating !== current) return;
+  notice(t("video_failed"));
+  const button = $("#skip-video");
+  button.hidden = false;
+  button.disabled = false;
+  // the browser's MediaError, for the team: 3 is a decode error, 4 a format it cannot play
+  const detail = error ? `MediaError ${error.code}: ${error.message || ""}`.trim() : "";
+  button.onclick = async () => {
+    if (rating !== current || current.submitting) return;
+    button.disabled = true;
+    current.submitting = true;
+    try {
+      await whileWaiting(sender.flush());
+      await api.post("problems", { item: current.item.id, detail });
+      notice(t("video_skipped"));
+    } catch (failure) {
+      if (!(failure instanceof ApiError)) throw failure;
+      notice(asSentence(failure.message));
+      if (failure.body?.error === "too_many_skipped") return (button.hidden = true);
+    }
+    return advance();
+  };
 }
 
 function canSubmit() {

@@ -106,7 +106,7 @@ export class Player {
         onFirstEnd();
       }
     });
-    on("error", () => onProblem());
+    on("error", () => onProblem(video.error));
   }
 
   stopClock() {

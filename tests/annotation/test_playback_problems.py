@@ -1,0 +1,143 @@
+"""A video the rater's browser cannot play: the rater skips it (POST problems/), the item
+leaves what they are asked, the team gets a record, and nothing answered is touched."""
+
+import pytest
+
+from annotation.models import Answer, Assignment, Participation, Payment, PlaybackReport
+from tests.annotation.rater_fixtures import (
+    answer,
+    consent_and_tutorial,
+    onboard,
+    rater_client,
+    tiny_study,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def report(client, tiny, item: str, detail: str = "MEDIA_ERR_DECODE (3)"):
+    return client.post(tiny.base + "problems/", {"item": item, "detail": detail}, format="json")
+
+
+def current(client, tiny) -> dict:
+    return client.get(tiny.base + "next/").json()
+
+
+def test_the_current_session_item_is_skipped_once_and_recorded():
+    # given: a rater at the first item of their session
+    tiny = tiny_study(rest_every=0)
+    client, user = rater_client()
+    onboard(client, tiny)
+    body = current(client, tiny)
+    first, length = body["item"]["id"], body["length"]
+    # when
+    skipped = report(client, tiny, first)
+    # then: the session goes on without it, one item shorter
+    assert skipped.status_code == 201, skipped.json()
+    assert (skipped.json()["status"], skipped.json()["length"]) == ("skipped", length - 1)
+    after = current(client, tiny)
+    assert after["item"]["id"] != first and after["position"] == 0
+    record = PlaybackReport.objects.get()
+    assert (str(record.item.public_id), record.detail) == (first, "MEDIA_ERR_DECODE (3)")
+    assert record.assignment == Assignment.objects.get(rater__user=user)
+    # and a repeat (the page sent it twice) answers like the first, records nothing more
+    again = report(client, tiny, first)
+    assert (again.status_code, again.json()["status"]) == (200, "repeat")
+    assert PlaybackReport.objects.count() == 1
+    # and the rest of the session is answered as usual, to its end
+    while item := current(client, tiny)["item"]:
+        assert (
+            client.post(tiny.base + "answers/", answer(item["id"]), format="json").status_code
+            == 201
+        )
+    assignment = Assignment.objects.get(rater__user=user)
+    assert assignment.state == "finished"
+    assert Answer.objects.filter(assignment=assignment).count() == length - 1
+
+
+def test_only_the_item_the_rater_is_at_can_be_skipped():
+    tiny = tiny_study(rest_every=0)
+    client, _ = rater_client()
+    onboard(client, tiny)
+    window = current(client, tiny)["window"]
+    # a later item of the window: out of order, named
+    ahead = report(client, tiny, window[1]["id"])
+    assert ahead.status_code == 409 and ahead.json()["expected"] == window[0]["id"]
+    # an answered one
+    assert (
+        client.post(tiny.base + "answers/", answer(window[0]["id"]), format="json").status_code
+        == 201
+    )
+    assert report(client, tiny, window[0]["id"]).status_code == 409
+    # no such item, a malformed report, a detail with a NUL
+    assert report(client, tiny, "4b2c4a37-5f0c-4d5e-9a59-1b1c2d3e4f50").status_code == 404
+    bad = client.post(tiny.base + "problems/", {"item": "x"}, format="json")
+    assert bad.status_code == 400 and "'item' must be a UUID" in bad.json()["detail"]
+    assert report(client, tiny, window[1]["id"], detail="a\x00b").status_code == 400
+    assert not PlaybackReport.objects.exists()
+
+
+def test_a_session_takes_only_a_few_skips():
+    tiny = tiny_study(rest_every=0)
+    client, _ = rater_client()
+    onboard(client, tiny)
+    for _ in range(3):
+        assert report(client, tiny, current(client, tiny)["item"]["id"]).status_code == 201
+    refused = report(client, tiny, current(client, tiny)["item"]["id"])
+    assert refused.status_code == 409 and refused.json()["error"] == "too_many_skipped"
+    assert PlaybackReport.objects.count() == 3
+
+
+def test_skipping_the_last_item_ends_the_session():
+    tiny = tiny_study(rest_every=0)
+    client, user = rater_client()
+    onboard(client, tiny)
+    while (
+        len((body := current(client, tiny))["window"]) > 1 or body["position"] + 1 < body["length"]
+    ):
+        item = body["item"]["id"]
+        assert client.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    # when: the last item cannot be played
+    assert report(client, tiny, body["item"]["id"]).status_code == 201
+    # then: finished, its golden gate decided, the payment due
+    assignment = Assignment.objects.get(rater__user=user)
+    assert assignment.state == "finished" and assignment.eligible_for_next is not None
+    assert Payment.objects.filter(assignment=assignment).exists()
+
+
+def test_a_test_item_is_skipped_and_a_test_left_without_items_lets_the_rater_through():
+    # given: a rater at the first of the two qualification items
+    tiny = tiny_study(rest_every=0)
+    client, user = rater_client()
+    consent_and_tutorial(client, tiny)
+    body = current(client, tiny)
+    assert (body["step"], body["length"]) == ("qualification", 2)
+    # when
+    skipped = report(client, tiny, body["item"]["id"])
+    # then: the test is one item long
+    assert skipped.status_code == 201 and skipped.json()["length"] == 1
+    record = PlaybackReport.objects.get()
+    attempt = Participation.objects.get(rater__user=user).qualification_attempts
+    assert (record.assignment, record.attempt) == (None, attempt)
+    # when: the other cannot be played either
+    assert report(client, tiny, current(client, tiny)["item"]["id"]).status_code == 201
+    # then: no test is left: let through, as in a study without one
+    participation = Participation.objects.get(rater__user=user)
+    assert participation.qualification_state == "passed"
+    assert current(client, tiny)["step"] == "rating"
+
+
+def test_skipping_the_last_unanswered_test_item_scores_the_attempt():
+    tiny = tiny_study(rest_every=0)
+    client, user = rater_client()
+    consent_and_tutorial(client, tiny)
+    first = current(client, tiny)["item"]["id"]
+    assert (
+        client.post(tiny.base + "answers/", answer(first, 52.0), format="json").status_code == 201
+    )
+    # when
+    assert report(client, tiny, current(client, tiny)["item"]["id"]).status_code == 201
+    # then: scored on the answer given (within the experts' tolerance: passed)
+    participation = Participation.objects.get(rater__user=user)
+    assert participation.qualification_state == "passed"
+    assert participation.qualification_share == 1.0
