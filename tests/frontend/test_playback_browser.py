@@ -1,11 +1,13 @@
 """A video the rater's browser cannot play, in real Chromium: the page says so and offers
 to skip it; a skip reaches the server, which takes the item out and tells the team."""
 
+import subprocess
+
 import pytest
 from django.core.files.base import ContentFile
 
 from annotation.models import Participation, PlaybackReport, Stimulus
-from tests.frontend.rater_browser import agree, enter, finish_tutorial
+from tests.frontend.rater_browser import agree, current_item, enter, finish_tutorial, onboard
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,3 +52,33 @@ def test_a_test_video_that_cannot_play_is_skipped_and_reported(page, live_server
     assert shown == {s.pk for s in tiny.qualification}
     assert all(r.detail.startswith("MediaError ") for r in reports)
     assert Participation.objects.get(rater__external_id="P1").qualification_state == "passed"
+
+
+def test_an_odd_sized_video_is_shown_unscaled_with_its_pad_pixel_hidden(
+    page, live_server, rater_study, tmp_path
+):
+    # given: the session's videos 65 x 49, their renditions padded to 66 x 50 as the
+    # transcode pads an odd side (one pixel, right and bottom)
+    tiny = rater_study(rest_every=0)
+    rendition = tmp_path / "padded.mp4"
+    subprocess.run(
+        ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+         "testsrc2=size=66x50:rate=10", "-t", "0.5", "-pix_fmt", "yuv420p", str(rendition)],
+        check=True,
+    )  # fmt: skip
+    padded = rendition.read_bytes()
+    for stimulus in Stimulus.objects.filter(study=tiny.study, role__in=["stimulus", "golden"]):
+        stimulus.rendition.save(f"{stimulus.public_id}-odd.mp4", ContentFile(padded), save=False)
+        stimulus.width, stimulus.height = 65, 49
+        stimulus.save()
+    # when
+    onboard(page, live_server, tiny)
+    current_item(page)
+    # then: the element is the rendition's size (no resampling), the pad pixel clipped
+    box = page.evaluate(
+        """() => { const v = document.querySelector('#stage video');
+                   const r = v.getBoundingClientRect();
+                   return [r.width, r.height, v.videoWidth, v.videoHeight,
+                           getComputedStyle(v).clipPath]; }"""
+    )
+    assert box == [66, 50, 66, 50, "inset(0px 1px 1px 0px)"]

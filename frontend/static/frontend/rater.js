@@ -361,8 +361,14 @@ function takeVideo(entry) {
     video_url: media.source(entry.video_url),
     poster_url: media.source(entry.poster_url),
   });
-  if (entry.width) video.width = entry.width; // native size: never scaled
-  if (entry.height) video.height = entry.height;
+  // Native size: never scaled. libx264's 4:2:0 needs even sides, so an odd one was padded
+  // by a pixel on the right or bottom (media_pipeline.ffmpeg.transcode): the element takes
+  // the rendition's own size, so that nothing is resampled, and the pad pixel is clipped.
+  const padRight = (entry.width || 0) % 2;
+  const padBottom = (entry.height || 0) % 2;
+  if (entry.width) video.width = entry.width + padRight;
+  if (entry.height) video.height = entry.height + padBottom;
+  if (padRight || padBottom) video.style.clipPath = `inset(0 ${padRight}px ${padBottom}px 0)`;
   return video;
 }
 
