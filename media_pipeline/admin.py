@@ -2,11 +2,12 @@
 their processing jobs and metric scores."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from annotation.errors import ApplicationError
 from annotation.models import ExpertScore, Stimulus
 from media_pipeline.models import MetricScore, ProcessingJob
+from media_pipeline.services.transcode_jobs import stimuli_process_again
 from media_pipeline.services.uploads import LABELS, stimulus_upload
 
 
@@ -81,6 +82,20 @@ class StimulusAdmin(admin.ModelAdmin):
     )
     inlines = [ExpertScoreInline]
     list_select_related = ("study",)
+    actions = ["process_again"]
+
+    @admin.action(description="Process again what failed (transcode or scoring)")
+    def process_again(self, request, queryset):
+        transcodes, scores = stimuli_process_again(queryset.values_list("pk", flat=True))
+        if not transcodes and not scores:
+            self.message_user(
+                request, "Nothing failed among the selected videos.", messages.WARNING
+            )
+            return
+        self.message_user(
+            request,
+            f"Queued {len(transcodes)} transcode(s) and {len(scores)} scoring(s) again.",
+        )
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:

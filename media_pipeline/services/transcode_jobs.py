@@ -55,6 +55,33 @@ class TransientProcessingError(Exception):
         self.countdown_s = countdown_s
 
 
+def stimuli_process_again(stimulus_ids: Iterable[int]) -> tuple[list[int], list[int]]:
+    """Try again what failed, for videos whose failure may have passed (a time-out on a
+    busy machine, a worker lost each time, a metric's weights installed since): a video
+    whose transcode failed is set back to pending and transcoded anew; a processed video
+    whose scoring failed is scored anew. Anything else (processed and scored, or in
+    progress) is left as it is. Returns (transcode job ids, score job ids) queued."""
+    ids = list(stimulus_ids)
+    failed = Stimulus.objects.filter(pk__in=ids, status=Stimulus.Status.FAILED)
+    to_transcode = list(failed.values_list("pk", flat=True))
+    scored_badly = (
+        ProcessingJob.objects.filter(
+            stimulus_id__in=ids,
+            stimulus__status=Stimulus.Status.READY,
+            kind=ProcessingJob.Kind.SCORE,
+            status=ProcessingJob.Status.FAILED,
+        )
+        .values_list("stimulus_id", flat=True)
+        .distinct()
+    )
+    with transaction.atomic():
+        failed.update(status=Stimulus.Status.PENDING, processing_error="")
+        transcodes = stimuli_enqueue_processing(to_transcode)
+        scores = stimuli_enqueue_scoring(list(scored_badly))
+    logger.info("processing again: %d transcodes, %d scorings", len(transcodes), len(scores))
+    return transcodes, scores
+
+
 def stimuli_enqueue_processing(stimulus_ids: Iterable[int]) -> list[int]:
     """Queue a transcode job for each stimulus that has neither an open nor a finished one.
 

@@ -17,7 +17,7 @@ from media_pipeline.models import MetricScore, ProcessingJob
 from media_pipeline.services.score_jobs import score_job_run
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests import celery_worker
-from tests.factories import make_study
+from tests.factories import UserFactory, make_study
 
 
 def manifest_of(folder: Path, files: list[Path]) -> Path:
@@ -326,3 +326,40 @@ def test_score_videos_computes_only_the_metric_versions_not_stored(
 def test_score_videos_refuses_an_unknown_study():
     with pytest.raises(CommandError, match="no study with the slug 'nope'"):
         call_command("score_videos", study="nope")
+
+
+@pytest.mark.django_db
+def test_a_failed_transcode_and_a_failed_scoring_can_be_tried_again_from_the_admin(
+    clips, tmp_path, client, django_capture_on_commit_callbacks
+):
+    # given: two processed videos; the first's transcode then failed (a time-out on a
+    # busy machine), the second's scoring failed (a lost worker, each time)
+    files = [clips["square.mp4"], clips["fast.mp4"]]
+    (timed_out, unscored), _ = scored_batch(tmp_path, files, django_capture_on_commit_callbacks)
+    ProcessingJob.objects.all().delete()
+    ProcessingJob.objects.create(stimulus=timed_out, kind="transcode", status="failed")
+    Stimulus.objects.filter(pk=timed_out.pk).update(status="failed", processing_error="timed out")
+    ProcessingJob.objects.create(stimulus=unscored, kind="score", status="failed")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    # when: both selected, with the action
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/admin/annotation/stimulus/",
+            {"action": "process_again", "_selected_action": [timed_out.pk, unscored.pk]},
+            follow=True,
+        )
+    # then: transcoded (and scored) anew, and the other scored
+    assert "Queued 1 transcode(s) and 1 scoring(s) again." in response.content.decode()
+    timed_out.refresh_from_db()
+    assert (timed_out.status, timed_out.processing_error) == ("ready", "")
+    assert MetricScore.objects.filter(stimulus=timed_out, metric="si").exists()
+    assert MetricScore.objects.filter(stimulus=unscored, metric="si").exists()
+    # and once nothing failed, the action says so and queues nothing
+    jobs = ProcessingJob.objects.count()
+    response = client.post(
+        "/admin/annotation/stimulus/",
+        {"action": "process_again", "_selected_action": [timed_out.pk]},
+        follow=True,
+    )
+    assert "Nothing failed among the selected videos." in response.content.decode()
+    assert ProcessingJob.objects.count() == jobs
