@@ -47,6 +47,7 @@ from annotation.designs import design_of
 from annotation.designs.base import ContentVideo, refuse_nul
 from annotation.errors import ImportFailed
 from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
+from media_pipeline import ffmpeg
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +183,10 @@ def _parse_row(
         path = base_dir / path
     if not path.is_file():
         raise ValueError(f"file not found: {path_text}")
+    try:  # as an upload is checked: an empty file, a still, audio only, a cut-off video
+        ffmpeg.probe(path)
+    except ffmpeg.MediaError as exc:
+        raise ValueError(str(exc)) from None
     name_limit = _max_length(Stimulus, "original_name")
     if len(path.name) > name_limit:
         raise ValueError(f"the file name is longer than {name_limit} characters")

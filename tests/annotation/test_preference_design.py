@@ -21,6 +21,7 @@ from annotation.services.study_import import study_import_manifest
 from tests.annotation.design_fixtures import CONDITIONS, Answerer, tiny_preference_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.factories import StimulusFactory, make_study
+from tests.videos import write_video
 
 pytestmark = pytest.mark.django_db
 
@@ -178,7 +179,7 @@ def test_the_golden_gate_is_the_share_of_golden_pairs_right():
 def write_manifest(tmp_path, rows: list[str]):
     clip = tmp_path / "a.mp4"
     for i, _ in enumerate(rows):
-        (tmp_path / f"v{i}.mp4").write_bytes(f"video {i}".encode())
+        write_video(tmp_path / f"v{i}.mp4", f"video {i}")
     del clip
     path = tmp_path / "manifest.csv"
     path.write_text("path,role,condition,content,expected\n" + "\n".join(rows) + "\n")
@@ -255,7 +256,7 @@ def test_a_second_import_is_checked_with_the_videos_the_study_has(tmp_path):
     study_import_manifest(study=study, manifest=first)
     (tmp_path / "later").mkdir()
     for name in ("w0", "w1", "w2"):
-        (tmp_path / "later" / f"{name}.mp4").write_bytes(f"another {name}".encode())
+        write_video(tmp_path / "later" / f"{name}.mp4", f"another {name}")
     later = tmp_path / "later" / "manifest.csv"
     later.write_text(
         "path,role,condition,content,expected\nw0.mp4,stimulus,model-c,c1,\n"

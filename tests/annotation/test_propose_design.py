@@ -32,6 +32,7 @@ from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests.annotation.design_fixtures import EXPERT_ACTIONS, Answerer, tiny_propose_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.annotation.test_journey import take_test_and_session
+from tests.videos import write_video
 
 pytestmark = pytest.mark.django_db
 DESIGN = DESIGNS["propose_verify"]
@@ -371,7 +372,7 @@ def test_segments_of_one_film_are_stored_once_cut_around_their_keyframes(
 )
 def test_a_bad_segment_row_is_refused_with_its_line(tmp_path, row, message):
     tiny = tiny_propose_study(stimuli=0)
-    (tmp_path / "film.mp4").write_bytes(b"film bytes")
+    write_video(tmp_path / "film.mp4", "film bytes")
     fields = {"path": "film.mp4", "role": "stimulus", "keyframe": "2", **row}
     manifest = write_rows(tmp_path, [box(**fields)])
     with pytest.raises(ImportFailed) as refused:

@@ -48,6 +48,7 @@ from tests.annotation.test_staff_api import client_for, started
 from tests.annotation.test_study_import import good_rows, write_manifest
 from tests.factories import make_study
 from tests.quality.test_analysis_runs import rated_study, request_run, researcher
+from tests.videos import write_video
 
 pytestmark = pytest.mark.django_db
 
@@ -179,7 +180,7 @@ def test_a_path_that_climbs_out_of_the_folder_is_stored_under_its_own_name(tmp_p
     # allows: paths are relative to the manifest's folder or absolute)
     study = make_study()
     (tmp_path / "videos").mkdir()
-    (tmp_path / "evil.mp4").write_bytes(b"video bytes")
+    write_video(tmp_path / "evil.mp4", "video bytes")
     manifest = tmp_path / "videos" / "manifest.csv"
     manifest.write_text("path,role\n../evil.mp4,stimulus\n", encoding="utf-8")
     # when

@@ -17,6 +17,7 @@ from annotation.models import (
 from annotation.services.studies import study_build_sessions
 from annotation.services.study_import import study_import_manifest
 from tests.factories import make_study
+from tests.videos import video_bytes, write_video
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def write_manifest(folder: Path, rows: list[dict], columns: list[str] | None = N
     for row in rows:
         path = folder / row["path"]
         if not path.exists() and not row.get("_missing"):
-            path.write_bytes(f"video bytes of {row['path']}".encode())
+            write_video(path, f"video bytes of {row['path']}")
     columns = columns or sorted(
         {k for row in rows for k in row if not k.startswith("_")}, key=lambda c: (c != "path", c)
     )
@@ -100,7 +101,7 @@ def test_import_creates_stimuli_expert_scores_and_tutorial_pairs(tmp_path):
     assert pair.dimension.key == "subject" and pair.explanation == "Look at the legs."
     stimulus = Stimulus.objects.get(study=study, original_name="s3.mp4")
     assert stimulus.prompt == "prompt 3" and stimulus.status == Stimulus.Status.PENDING
-    assert Path(stimulus.source_file.path).read_bytes() == b"video bytes of s3.mp4"
+    assert Path(stimulus.source_file.path).read_bytes() == video_bytes("video bytes of s3.mp4")
 
 
 def test_reimport_skips_known_checksums(tmp_path):
@@ -178,7 +179,7 @@ def test_bad_rows_are_reported_with_line_numbers_and_nothing_is_imported(
 
 def write_text_manifest(folder: Path, text: str, *videos: str) -> Path:
     for name in videos:
-        (folder / name).write_bytes(f"video bytes of {name}".encode())
+        write_video(folder / name, f"video bytes of {name}")
     manifest = folder / "manifest.csv"
     manifest.write_text(text)
     return manifest
@@ -595,4 +596,4 @@ def test_a_source_is_stored_under_its_checksum_and_a_plain_suffix(tmp_path, name
     checksum = stimulus.checksum
     assert stimulus.source_file.name == f"sources/{checksum[:2]}/{checksum}.{suffix}"
     assert stimulus.original_name == name
-    assert stimulus.source_file.read() == f"video bytes of {name}".encode()
+    assert stimulus.source_file.read() == video_bytes(f"video bytes of {name}")

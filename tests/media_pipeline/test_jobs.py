@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from annotation.errors import ImportFailed
 from annotation.models import Stimulus
 from annotation.services.study_import import study_import_manifest
 from media_pipeline.ffmpeg.synth import make_clip
@@ -36,7 +37,7 @@ def test_import_transcodes_and_scores_in_process(
 ):
     # given
     study = make_study()
-    manifest = manifest_of(tmp_path, [clips["odd.mp4"], clips["anim.gif"], bad_files["text"]])
+    manifest = manifest_of(tmp_path, [clips["odd.mp4"], clips["anim.gif"]])
     # when: the import commits, the jobs run (eagerly here)
     with django_capture_on_commit_callbacks(execute=True):
         study_import_manifest(study=study, manifest=manifest, on_commit=stimuli_enqueue_processing)
@@ -52,14 +53,22 @@ def test_import_transcodes_and_scores_in_process(
     assert odd.metadata["pad_right"] == 1 and odd.metadata["pad_bottom"] == 1
     assert (Path(settings.MEDIA_ROOT) / odd.rendition.name).is_file()
     assert (Path(settings.MEDIA_ROOT) / odd.poster.name).is_file()
-    text = Stimulus.objects.get(original_name="notes.mp4")
-    assert text.status == "failed"
-    assert text.processing_error.startswith("not a video: ")
-    job = ProcessingJob.objects.get(stimulus=text, kind="transcode")
-    assert (job.status, job.attempts) == ("failed", 1)
     scored = set(MetricScore.objects.filter(stimulus=odd).values_list("metric", flat=True))
     assert {"brightness", "si", "ti", "colorfulness"} <= scored
-    assert not MetricScore.objects.filter(stimulus=text).exists()
+
+
+@pytest.mark.django_db
+def test_an_import_naming_a_file_that_is_no_video_is_refused_whole(clips, bad_files, tmp_path):
+    # given: a text file among the videos (probed as an upload is)
+    study = make_study()
+    manifest = manifest_of(tmp_path, [clips["odd.mp4"], bad_files["text"]])
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: its line named, and nothing imported
+    ((line, message),) = refused.value.errors
+    assert line == 3 and message.startswith("not a video: notes.mp4")
+    assert not Stimulus.objects.filter(study=study).exists()
 
 
 @pytest.mark.django_db
