@@ -10,7 +10,14 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    transaction,
+)
 from django.utils import timezone
 
 from annotation.models import Stimulus
@@ -216,13 +223,28 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
         return
     stimulus = job.stimulus
 
+    runner = {"session": job.runner_session, "lost": False}
+
     def on_progress(fraction: float) -> None:
         # Progress is for the monitor only: a database hiccup while writing it must not
-        # end a transcode that is going well (the outcome is written after it).
+        # end a transcode that is going well (the outcome is written after it). A dropped
+        # connection (a database restart or fail-over) is opened again, and the job names
+        # the new session as its runner, so that the sweep does not take it for a lost
+        # worker's and run it a second time beside this one.
         try:
             ProcessingJob.objects.filter(pk=job.pk).update(progress=round(fraction, 3))
         except DatabaseError as exc:
-            logger.warning("progress of transcode job %s not recorded: %s", job.pk, exc)
+            if not runner["lost"]:
+                logger.warning("progress of transcode job %s not recorded: %s", job.pk, exc)
+            runner["lost"] = True
+            if connection.in_atomic_block:
+                return  # not a connection of its own to open again (a caller's transaction)
+            connection.close()  # the next query opens a new connection
+            try:
+                runner["session"] = _runner_again(job.pk, runner["session"])
+                runner["lost"] = False
+            except DatabaseError:
+                pass  # still away: tried again at the next progress
 
     try:
         result = ffmpeg.transcode(
@@ -261,6 +283,28 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
         )
         return
 
+    try:
+        _store_rendition(job, stimulus, result)
+    except (OperationalError, InterfaceError) as exc:
+        # the connection dropped during the encode: the rendition is written and good,
+        # so it is recorded over a new connection rather than made again
+        logger.warning("transcode job %s: storing over a new connection (%s)", job.pk, exc)
+        connection.close()
+        _store_rendition(job, stimulus, result)
+
+
+def _runner_again(job_id: int, old_session: int | None) -> int:
+    """After a reconnect: this connection's session becomes the job's runner, where the
+    job is still this worker's (running under the session it had)."""
+    session = db_session()
+    ProcessingJob.objects.filter(
+        pk=job_id, status=ProcessingJob.Status.RUNNING, runner_session=old_session
+    ).update(runner_session=session)
+    logger.info("transcode job %s: reconnected, database session %s", job_id, session)
+    return session
+
+
+def _store_rendition(job: ProcessingJob, stimulus: Stimulus, result) -> None:
     media_root = Path(settings.MEDIA_ROOT)
     source = result.source
     with transaction.atomic():

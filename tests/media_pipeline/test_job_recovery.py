@@ -383,3 +383,46 @@ def test_a_score_job_whose_runs_are_all_lost_fails_in_the_end(clips):
     assert (job.status, job.attempts) == ("failed", SCORE_MAX_ATTEMPTS)
     assert job.error.startswith(f"gave up after {SCORE_MAX_ATTEMPTS} attempts: scoring")
     assert not MetricScore.objects.filter(stimulus=stimulus).exists()
+
+
+def end_session(session: int) -> None:
+    """What a database restart or fail-over does to a worker: its session is ended."""
+    import psycopg
+
+    config = connection.settings_dict
+    with psycopg.connect(
+        host=config["HOST"], port=config["PORT"], user=config["USER"],
+        password=config["PASSWORD"], dbname=config["NAME"], autocommit=True,
+    ) as other:  # fmt: skip
+        other.execute("SELECT pg_terminate_backend(%s)", [session])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_dropped_mid_transcode_is_opened_again_and_the_rendition_kept(
+    clips, monkeypatch
+):
+    # given: the worker's database session is ended during the encode, and again just
+    # before the outcome is written
+    real_transcode = media_pipeline.ffmpeg.transcode
+    sessions = []
+
+    def transcode(**options):
+        sessions.append(this_session())
+        end_session(sessions[-1])
+        options["on_progress"](0.5)  # reconnects
+        sessions.append(this_session())
+        result = real_transcode(**options)
+        end_session(sessions[-1])
+        return result
+
+    monkeypatch.setattr(media_pipeline.ffmpeg, "transcode", transcode)
+    job = job_of(stimulus_of(clips["square.mp4"]))
+    # when
+    transcode_job_run(job_id=job.pk)
+    # then: one run, its rendition recorded; while it ran, the job named its new session
+    # (the sweep would otherwise have taken the job for a lost worker's)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.error) == ("done", 1, "")
+    assert Stimulus.objects.get(pk=job.stimulus_id).status == "ready"
+    assert sessions[0] != sessions[1]
+    assert job.runner_session == sessions[1]
