@@ -174,6 +174,7 @@ def production_env(tmp_path, **extra: str) -> dict:
         MOSAIC_VAR_DIR=str(tmp_path),
         DJANGO_SECRET_KEY=GOOD_SECRET,
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/14",
         CACHE_URL="redis://127.0.0.1:6379/14",
     )
     settings.update(extra)
@@ -241,6 +242,19 @@ def test_production_settings_refuse_a_placeholder_secret(tmp_path, secret):
     assert "DJANGO_SECRET_KEY is a placeholder" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        ({"DATABASE_URL": None}, "production settings need PostgreSQL: set DATABASE_URL"),
+        ({"CELERY_BROKER_URL": None}, "production settings need a broker for the workers"),
+    ],
+)
+def test_production_settings_refuse_the_embedded_defaults(tmp_path, missing, message):
+    result = run_manage("check", env=production_env(tmp_path, **missing))
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
 def test_production_counts_sign_in_failures_in_redis(tmp_path):
     code = (
         "from django.conf import settings as s; c = s.CACHES['default'];"
@@ -258,7 +272,9 @@ def test_production_counts_sign_in_failures_in_redis(tmp_path):
     )
     assert broker.stdout.split()[1:] == ["redis://127.0.0.1:6379/12"], broker.stderr
     # ... and never each worker's own memory
-    neither = run_production_shell(tmp_path, code, CACHE_URL=None)
+    neither = run_production_shell(
+        tmp_path, code, CACHE_URL=None, CELERY_BROKER_URL="amqp://guest@127.0.0.1//"
+    )
     assert neither.returncode != 0
     assert "production settings need a cache shared by all workers" in neither.stderr
     # compose hands every container the Redis service's cache

@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import CELERY_BROKER_URL, DATABASES, env
+from config.settings.base import CELERY_BROKER_URL, CELERY_TASK_ALWAYS_EAGER, DATABASES, env
 
 DEBUG = False
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
@@ -43,6 +43,19 @@ if not SECURE_HSTS_PRELOAD:
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # The web server (nginx) hands out media files after Django checked access.
 MOSAIC_MEDIA_ACCEL_REDIRECT = env.str("MOSAIC_MEDIA_ACCEL_REDIRECT", default="/protected-media/")
+# The embedded defaults (SQLite under var/, tasks run in the web process) are for one
+# machine's demo: production without DATABASE_URL or CELERY_BROKER_URL is a mistake, and
+# would otherwise run quietly on them (a transcode inside a web request that times out).
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        "production settings need PostgreSQL: set DATABASE_URL (e.g. "
+        "postgres://mosaic:PASSWORD@postgres:5432/mosaic, the password URL-encoded)."
+    )
+if CELERY_TASK_ALWAYS_EAGER:
+    raise ImproperlyConfigured(
+        "production settings need a broker for the workers: set CELERY_BROKER_URL (e.g. "
+        "redis://redis:6379/0); without one every task would run inside a web request."
+    )
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 # psycopg 3 binds parameters on the server and prepares a query once it has run a few
 # times on a connection, so the queries every answer runs are planned once per
