@@ -58,7 +58,9 @@ def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         (
-            ffmpeg.output(video, libav_path(out), an=None, **args)
+            # every frame with its own time, as the transcode: a variable-rate source is
+            # not padded out to a constant rate (duplicated frames)
+            ffmpeg.output(video, libav_path(out), an=None, fps_mode="passthrough", **args)
             .global_args("-nostdin", "-v", "error")
             .overwrite_output()
             .run(capture_stdout=True, capture_stderr=True)
