@@ -64,6 +64,7 @@ MATRIX = [
     ("post", "api/rater/studies/<slug:slug>/tutorial/done/", signed_in(403)),
     ("get", "api/rater/studies/<slug:slug>/next/", signed_in(200)),
     ("post", "api/rater/studies/<slug:slug>/answers/", signed_in(400)),
+    ("post", "api/rater/studies/<slug:slug>/problems/", signed_in(400)),
 ]
 
 
