@@ -255,6 +255,17 @@ def test_production_settings_refuse_the_embedded_defaults(tmp_path, missing, mes
     assert message in result.stderr
 
 
+def test_a_secret_key_starting_with_a_dollar_is_taken_as_it_is(tmp_path):
+    # django-environ would read "$..." as a reference to another variable
+    secret = "$" + GOOD_SECRET
+    code = (
+        "import os; from django.conf import settings as s;"
+        "print(s.SECRET_KEY == os.environ['DJANGO_SECRET_KEY'])"
+    )
+    result = run_production_shell(tmp_path, code, DJANGO_SECRET_KEY=secret)
+    assert result.stdout.split() == ["True"], result.stderr
+
+
 def test_production_counts_sign_in_failures_in_redis(tmp_path):
     code = (
         "from django.conf import settings as s; c = s.CACHES['default'];"

@@ -1,12 +1,16 @@
 """Production: every secret from the environment; refuses to start without one."""
 
+import os
+
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
 from config.settings.base import CELERY_BROKER_URL, CELERY_TASK_ALWAYS_EAGER, DATABASES, env
 
 DEBUG = False
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Read as it is: django-environ would take a key starting with "$" for the name of
+# another variable (its proxy syntax) and find nothing there.
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY or SECRET_KEY.startswith("insecure") or len(SECRET_KEY) < 50:
     raise ImproperlyConfigured(
         "DJANGO_SECRET_KEY must be set in the environment (at least 50 random characters) "
