@@ -8,7 +8,6 @@ rows, its golden gate), and nothing here is used outside the demo.
 from __future__ import annotations
 
 import random
-import secrets
 import uuid
 from collections.abc import Callable
 
@@ -68,7 +67,9 @@ def simulate_raters(
             rater=rater,
             study=study,
             consent_at=now,
-            qualification_order_seed=secrets.randbits(62),
+            # seeded like the sessions' orders: the demo's answers, and so its run's
+            # numbers, are the same at every start (the rng's draws follow the order)
+            qualification_order_seed=random.Random(f"{name}:test").randrange(2**62),
         )
         made.append(rater)
         if not _qualified(participation, values, profile.get("in_test", profile), rng):
