@@ -79,6 +79,7 @@ def simulate_raters(
         for session in chosen.order_by("index"):
             items = list(
                 session.items.exclude(item__members__stimulus__status="failed")
+                .order_by("item_id")  # PostgreSQL's DISTINCT has no order of its own
                 .values_list("item_id", flat=True)
                 .distinct()
             )
