@@ -496,3 +496,24 @@ def test_every_language_writes_a_moment_one_way(language):
         # then: ISO 8601's order (config/formats), never 27.11.2026 or 2026年11月27日
         assert formats.date_format(moment, "DATETIME_FORMAT") == "2026-11-27 22:26"
         assert formats.date_format(moment, "SHORT_DATE_FORMAT") == "2026-11-27"
+
+
+def test_the_upgrade_and_restore_steps_stop_every_service_that_runs_the_code():
+    # given: the services built from the project's image, web aside (it migrates)
+    services = compose()["services"]
+    ours = {name for name, service in services.items() if service.get("build") == "."} - {"web"}
+    admins = (ROOT / "docs/admins.md").read_text()
+    section = admins.split("## Backups, restores and upgrades", 1)[1].split("\n## ", 1)[0]
+    # when: the services the section's `docker compose stop` lines name
+    stops = [
+        set(line.split("#")[0].split()) - {"docker", "compose", "stop", "-t", "600"}
+        for line in section.splitlines()
+        if line.startswith("docker compose stop")
+    ]
+    # then: both (restore, upgrade) stop every worker and beat, or one would run the new
+    # code on the old schema, or write into a database being restored
+    assert len(stops) == 2
+    assert stops[0] - {"web"} == ours and stops[1] == ours
+    # and the volumes the section tells to back up are compose's
+    for volume in ("pgdata", "media", "weights", "redisdata"):
+        assert f"`{volume}`" in section and volume in compose()["volumes"]
