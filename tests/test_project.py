@@ -35,6 +35,9 @@ def test_compose_has_the_production_services():
         assert command[command.index("--prefetch-multiplier") + 1] == "1"
     gpu = services["worker-gpu"]
     assert gpu["command"][gpu["command"].index("--concurrency") + 1] == "1"
+    for name in ("worker-default", "worker-media", "worker-gpu", "beat"):
+        command = services[name]["command"]  # INFO: videos settled, jobs sent again, runs
+        assert command[command.index("--loglevel") + 1] == "INFO", name
     assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
 
 

@@ -169,6 +169,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("MOSAIC_VISIBILITY_TIMEOUT_S", default=2 * 3600)
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Workers and beat log through LOGGING above (MOSAIC_LOG_LEVEL, INFO by default), as web
+# does: Celery would otherwise take the root logger over at its own default, WARNING,
+# and the services' INFO lines (videos settled, jobs sent again, runs) went nowhere.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-jobs": {"task": "media_pipeline.tasks.requeue_stale", "schedule": 120},
     # analysis runs and export jobs: a lost message sent again, an abandoned run ended
