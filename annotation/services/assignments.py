@@ -24,6 +24,7 @@ from annotation.designs.base import Values
 from annotation.dimensions import dimensions_of
 from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied, SessionPaused
 from annotation.models import (
+    Answer,
     Assignment,
     Item,
     Participation,
@@ -42,7 +43,11 @@ from annotation.selectors import (
     break_seconds_left,
     item_layout,
 )
-from annotation.services.adaptive import adaptive_open_items, adaptive_review_due
+from annotation.services.adaptive import (
+    adaptive_open_items,
+    adaptive_review_due,
+    adaptive_settings_of,
+)
 from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
 
 logger = logging.getLogger(__name__)
@@ -89,6 +94,10 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
             .values_list("item_id", flat=True)
             .distinct()
         )
+        if adaptive_settings_of(study=participation.study) is not None:
+            items = _filled_with_open_videos(items, session, participation, seed)
+            if not items:
+                return None
         random.Random(seed).shuffle(items)
         earlier = _earlier_sessions(participation)
         assignment = Assignment.objects.create(
@@ -102,6 +111,59 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
         )
     logger.info("rater %s starts %s (%d items)", participation.rater_id, session, len(items))
     return assignment
+
+
+def _filled_with_open_videos(
+    items: list[int], session: Session, participation: Participation, seed: int
+) -> list[int]:
+    """Under adaptive collection, a session's open items, filled up to the regular videos
+    it was built with from the study's other open videos. Settled videos leave sessions,
+    so late in a study a session would be its golden videos and a few open ones, paid as
+    a whole session for a few useful ratings. The fill is a seeded random sample of the
+    open regular videos (never an order by uncertainty: the session stays a random sample
+    of what is open, fair to per-session z-scores). Videos the rater has rated in any
+    session are left out, so a rater whose session was filled from another never rates a
+    video twice. Empty when the rater has rated every video still open."""
+    study = participation.study
+    golden = set(
+        SessionItem.objects.filter(session=session, is_golden=True).values_list(
+            "item_id", flat=True
+        )
+    )
+    rated = set(_rated_by(participation).values_list("item_id", flat=True))
+    regular = [pk for pk in items if pk not in golden and pk not in rated]
+    built = SessionItem.objects.filter(session=session, is_golden=False).count()
+    if len(regular) < built:
+        pool = list(
+            adaptive_open_items(_playable_items(session__study=study, is_golden=False), study=study)
+            .exclude(item_id__in=[*regular, *rated, *golden])
+            .order_by("item_id")
+            .values_list("item_id", flat=True)
+            .distinct()
+        )
+        regular += random.Random(seed).sample(pool, k=min(built - len(regular), len(pool)))
+    if not regular:
+        return []
+    return [pk for pk in items if pk in golden] + regular
+
+
+def _rated_by(participation: Participation):
+    """The rater's session answers to regular videos."""
+    return Answer.objects.filter(
+        participation=participation, assignment__isnull=False, item__role=Item.Role.STIMULUS
+    )
+
+
+def adaptive_videos_left(participation: Participation) -> bool:
+    """Under adaptive collection, whether a regular video the rater has not rated is still
+    open (or may be: one still processing), so that a session could be filled for them
+    (_filled_with_open_videos). A rater who rated every open video is done for now."""
+    study = participation.study
+    playable = SessionItem.objects.filter(session__study=study, is_golden=False).exclude(
+        item__members__stimulus__status=Stimulus.Status.FAILED
+    )
+    rated = _rated_by(participation).values("item_id")
+    return adaptive_open_items(playable, study=study).exclude(item_id__in=rated).exists()
 
 
 def _next_session(participation: Participation) -> Session | None:

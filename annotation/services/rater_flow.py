@@ -16,6 +16,7 @@ from annotation.selectors import (
     break_seconds_left,
     rater_step,
 )
+from annotation.services.adaptive import adaptive_settings_of
 from annotation.services.answers import (
     answer_repeated,
     check_envelope,
@@ -23,6 +24,7 @@ from annotation.services.answers import (
     parse_uuid,
 )
 from annotation.services.assignments import (
+    adaptive_videos_left,
     session_answer_submit,
     session_item_skip,
     sessions_open_to,
@@ -55,7 +57,10 @@ def sessions_left(participation: Participation) -> bool:
     playable = SessionItem.objects.filter(session=OuterRef("pk"), is_golden=False).exclude(
         item__members__stimulus__status=Stimulus.Status.FAILED
     )
-    return sessions_open_to(participation, playable=playable).exists()
+    if not sessions_open_to(participation, playable=playable).exists():
+        return False
+    # a session is filled from other sessions' open videos under adaptive collection
+    return adaptive_settings_of(study=study) is None or adaptive_videos_left(participation)
 
 
 _UNKNOWN = object()

@@ -25,6 +25,7 @@ from annotation.models import (
     Participation,
     Rating,
     Session,
+    SessionItem,
     SettledStimulus,
     Stimulus,
     Study,
@@ -32,6 +33,7 @@ from annotation.models import (
 from annotation.services.adaptive import adaptive_configure, adaptive_review
 from annotation.services.adaptive_summary import adaptive_summary
 from annotation.services.assignments import assignment_start_next
+from annotation.services.rater_flow import progress_payload
 from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence
 from quality.stats.adaptive.group_sequential import GroupSequentialPlan
 from quality.stats.adaptive.stopping import StoppingRule, decide
@@ -451,6 +453,84 @@ def test_a_rater_whose_sessions_all_settled_is_told_they_are_done():
     # then: done, not waiting for a session that will never come
     assert client.get(tiny.base + "state/").json()["step"] == "done"
     assert client.get(tiny.base + "next/").json()["item"] is None
+
+
+def regular_of(session: Session) -> set[int]:
+    return set(
+        SessionItem.objects.filter(session=session, is_golden=False).values_list(
+            "item_id", flat=True
+        )
+    )
+
+
+def finish_rating(assignment: Assignment, participation: Participation) -> None:
+    """The rater answers their whole session (the answers alone: what a fill reads)."""
+    for pk in assignment.order:
+        Answer.objects.create(
+            item_id=pk, participation=participation, assignment=assignment,
+            values_digest=uuid.uuid4().hex, layout=[],
+        )  # fmt: skip
+    assignment.position = len(assignment.order)
+    assignment.state = Assignment.State.FINISHED
+    assignment.save(update_fields=["position", "state"])
+
+
+def test_a_session_thinned_by_settled_videos_is_filled_from_the_other_open_videos():
+    # given: two sessions of 6 videos; 4 of the first session's settled
+    tiny = tiny_study(stimuli=12)
+    adaptive(tiny)
+    first, second = Session.objects.filter(study=tiny.study).order_by("index")
+    settled_videos = [v for v in videos(tiny) if item_of(v).pk in regular_of(first)][:4]
+    settle(*settled_videos)
+    participation = passed_participation(tiny.study)
+    # when
+    assignment = assignment_start_next(participation=participation)
+    # then: the first session's 2 open videos, 4 of the second's, and the golden ones:
+    # as many videos to rate as the session was built with, never a settled one
+    assert assignment.session == first
+    golden = set(assignment.order) - regular_of(first) - regular_of(second)
+    regular = set(assignment.order) - golden
+    assert golden == {item_of(v).pk for v in tiny.golden}
+    assert len(regular) == 6 and len(assignment.order) == 8
+    assert regular_of(first) - {item_of(v).pk for v in settled_videos} <= regular
+    assert len(regular & regular_of(second)) == 4
+    # and when the rater takes the second session: the videos they rated are left out
+    finish_rating(assignment, participation)
+    following = assignment_start_next(participation=participation)
+    assert following.session == second
+    assert set(following.order) - golden == regular_of(second) - regular
+    assert golden <= set(following.order)
+
+
+def test_a_rater_who_rated_every_open_video_is_given_no_session_of_golden_ones_only():
+    # given: half of each session's videos settled; the rater's first session is filled
+    # with the second's open ones
+    tiny = tiny_study(stimuli=12)
+    adaptive(tiny)
+    first, second = Session.objects.filter(study=tiny.study).order_by("index")
+    settle(*[v for v in videos(tiny) if item_of(v).pk in regular_of(first)][:3])
+    settle(*[v for v in videos(tiny) if item_of(v).pk in regular_of(second)][:3])
+    participation = passed_participation(tiny.study)
+    assignment = assignment_start_next(participation=participation)
+    assert len(set(assignment.order) & regular_of(second)) == 3
+    finish_rating(assignment, participation)
+    # when: the second session is still open, but holds nothing this rater has not rated
+    following = assignment_start_next(participation=participation)
+    # then: done for now, not waiting for a session that holds nothing for them
+    assert following is None
+    assert not Assignment.objects.filter(session=second).exists()
+    assert progress_payload(participation)["step"] == "done"
+    # and another rater gets the second session's open videos (and the first's as fill)
+    other = assignment_start_next(participation=passed_participation(tiny.study))
+    assert len(set(other.order) - {item_of(v).pk for v in tiny.golden}) == 6
+
+
+def test_sessions_are_not_filled_while_adaptive_collection_is_off():
+    tiny = tiny_study(stimuli=12)
+    AdaptiveSettings.objects.create(study=tiny.study, enabled=False)
+    first = Session.objects.filter(study=tiny.study).order_by("index").first()
+    assignment = assignment_start_next(participation=passed_participation(tiny.study))
+    assert set(assignment.order) - {item_of(v).pk for v in tiny.golden} == regular_of(first)
 
 
 def test_a_review_prunes_only_what_the_raters_page_cannot_hold_and_keeps_answers():
