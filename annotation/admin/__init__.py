@@ -246,8 +246,12 @@ class StudyAdmin(admin.ModelAdmin):
         """After uploads: the stimuli in no session yet become new sessions (as an import
         does right away)."""
         for study in queryset:
-            with transaction.atomic():
-                sessions = study_build_sessions(study=study)
+            try:
+                with transaction.atomic():
+                    sessions = study_build_sessions(study=study)
+            except ApplicationError as refused:
+                self.message_user(request, f"{study.name}: {refused.message}", messages.ERROR)
+                continue
             self.message_user(
                 request,
                 f"{study.name}: {len(sessions)} new session(s)"

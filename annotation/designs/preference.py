@@ -44,6 +44,7 @@ from annotation.models import (
     SessionItem,
     Stimulus,
 )
+from annotation.models.preference import parse_condition_pairs, unknown_conditions
 
 # WYD's four templates (appendix Sec. D), word for word; (key, label, question, reference).
 WYD_QUESTIONS: tuple[tuple[str, str, str, bool], ...] = (
@@ -102,10 +103,19 @@ class Choice:
 
 
 def _condition_pairs(study, conditions: set[str]) -> list[tuple[str, str]]:
-    listed = settings_of(study).pairs()
-    if listed:
-        return [pair for pair in listed if set(pair) <= conditions]
-    return list(combinations(sorted(conditions), 2))
+    """The settings' pairs, or every pair of the videos' conditions. Pairs that are not
+    pairs, or that name a condition no video has, are refused with the line to mend:
+    building on would make no item for them, and a study of no sessions, silently."""
+    text = settings_of(study).condition_pairs
+    listed, problems = parse_condition_pairs(text)
+    problems = problems or unknown_conditions(listed, conditions)
+    if problems:
+        raise ValidationFailed(
+            "the preference settings' condition pairs: "
+            + "; ".join(problems)
+            + " (mend them in the study's preference settings, then build the sessions)"
+        )
+    return listed or list(combinations(sorted(conditions), 2))
 
 
 def _existing_keys(study) -> set[tuple]:
@@ -148,7 +158,11 @@ def build_items(*, study) -> int:
         if video.role == Stimulus.Role.STIMULUS and video.condition and video.content:
             by_content.setdefault(video.content, {})[video.condition] = video
     conditions = {c for per in by_content.values() for c in per}
-    pairs = _condition_pairs(study, conditions)
+    refused = None
+    try:
+        pairs = _condition_pairs(study, conditions)
+    except ValidationFailed as problem:  # the golden and test pairs are made all the same
+        pairs, refused = [], problem
     for question in questions:
         for a, b in pairs:
             for content in sorted(by_content):
@@ -171,6 +185,8 @@ def build_items(*, study) -> int:
         for member in members:
             member.item = item
         ItemMember.objects.bulk_create(members)
+    if refused is not None:
+        raise refused
     return len(planned)
 
 

@@ -1,5 +1,6 @@
 """Side-by-side preference (WYD): the study's design settings and the judgments."""
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -59,13 +60,62 @@ class PreferenceSettings(models.Model):
         return f"preference settings of {self.study.slug}"
 
     def pairs(self) -> list[tuple[str, str]]:
-        """The condition pairs named by `condition_pairs` (each sorted), in their order."""
-        pairs = []
-        for line in self.condition_pairs.splitlines():
-            parts = [part.strip() for part in line.replace(",", " ").split()]
-            if len(parts) == 2:
-                pairs.append(tuple(sorted(parts)))
+        """The condition pairs named by `condition_pairs` (each sorted), in their order.
+        Raises ValueError naming the first line that is not a pair of two conditions."""
+        pairs, problems = parse_condition_pairs(self.condition_pairs)
+        if problems:
+            raise ValueError(problems[0])
         return pairs
+
+    def clean(self) -> None:
+        """Every line a pair of two different conditions, named once, and (once the study
+        has videos) conditions its videos have: a typo would otherwise compare nothing."""
+        pairs, problems = parse_condition_pairs(self.condition_pairs)
+        if not problems and pairs and self.study_id:
+            problems = unknown_conditions(pairs, study_conditions(self.study_id))
+        if problems:
+            raise ValidationError({"condition_pairs": problems})
+
+
+def parse_condition_pairs(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(pairs, problems) of a `condition_pairs` text: one "a, b" per line (or "a b" when
+    neither name has a space), blank lines skipped; each pair sorted, in their order."""
+    pairs: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in (line.split(",") if "," in line else line.split())]
+        if len(parts) != 2 or not all(parts):
+            problems.append(f"line {number} ({line.strip()!r}): write two conditions, 'a, b'")
+        elif parts[0] == parts[1]:
+            problems.append(f"line {number}: {parts[0]!r} is compared with itself")
+        elif tuple(sorted(parts)) in pairs:
+            problems.append(f"line {number}: the pair {parts[0]}, {parts[1]} is listed twice")
+        else:
+            pairs.append(tuple(sorted(parts)))
+    return pairs, problems
+
+
+def study_conditions(study_id: int) -> set[str]:
+    """The conditions the study's regular videos have."""
+    return set(
+        Stimulus.objects.filter(study_id=study_id, role=Stimulus.Role.STIMULUS)
+        .exclude(condition="")
+        .values_list("condition", flat=True)
+    )
+
+
+def unknown_conditions(pairs: list[tuple[str, str]], conditions: set[str]) -> list[str]:
+    """A problem naming the conditions the pairs list that no video has (none while the
+    study has no videos with a condition: they may be imported after the settings)."""
+    unknown = sorted({name for pair in pairs for name in pair} - conditions)
+    if not conditions or not unknown:
+        return []
+    return [
+        f"no video has the condition(s) {', '.join(unknown)}; the study's conditions: "
+        f"{', '.join(sorted(conditions))}"
+    ]
 
 
 class PreferenceJudgment(models.Model):

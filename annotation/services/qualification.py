@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 
 from annotation.designs import design_of, values_digest
 from annotation.designs.base import Values
-from annotation.errors import Conflict, NotFound, PermissionDenied
+from annotation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from annotation.models import Answer, Item, Participation, PlaybackReport, Stimulus
 from annotation.selectors import item_layout, items_by_pk, qualification_drawn, window_span
 from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
@@ -46,7 +46,10 @@ def qualification_items(*, participation: Participation) -> list[int]:
         if not started and not _usable(study).filter(pk__in=drawn).exists():
             _no_test_left(participation)  # every video of the test failed since it was drawn
         return drawn
-    design_of(study).build_items(study=study)
+    try:
+        design_of(study).build_items(study=study)
+    except ValidationFailed as refused:  # the sessions' items: the admin's to mend
+        logger.warning("study %s: items not built: %s", study.slug, refused.message)
     items = _usable(study)
     pool = list(
         items.exclude(members__stimulus__status__in=_NOT_READY)

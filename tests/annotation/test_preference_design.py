@@ -4,19 +4,22 @@ counterbalanced sides, a blind payload, its golden gate and its import rows."""
 from collections import Counter
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from annotation.designs import DESIGNS
 from annotation.designs.preference import WYD_QUESTIONS, build_items
-from annotation.errors import ImportFailed
+from annotation.errors import ImportFailed, ValidationFailed
 from annotation.models import (
     Assignment,
     Dimension,
     Item,
     ItemMember,
     PreferenceJudgment,
+    PreferenceSettings,
     Session,
     Stimulus,
 )
+from annotation.services.studies import study_build_sessions
 from annotation.services.study_import import study_import_manifest
 from tests.annotation.design_fixtures import CONDITIONS, Answerer, tiny_preference_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
@@ -280,3 +283,64 @@ def test_a_new_preference_study_asks_wyds_video_quality_question():
     (question,) = Dimension.objects.filter(study=study)
     assert (question.key, question.shows_reference) == ("video_quality", False)
     assert question.help_text.startswith("Choose the video that you think is of highest quality")
+
+
+# --- the condition pairs an admin lists ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("model-a, model-a", "'model-a' is compared with itself"),
+        ("model-a, model-b\nmodel-b, model-a", "line 2: the pair model-b, model-a is listed twice"),
+        ("model-a, model-b, model-c", "line 1 ('model-a, model-b, model-c'): write two"),
+        ("model-a", "line 1 ('model-a'): write two conditions"),
+        ("model-a, model-x", "no video has the condition(s) model-x; the study's conditions: "
+         "model-a, model-b, model-c"),
+    ],
+)  # fmt: skip
+def test_listed_pairs_that_compare_nothing_are_refused_by_the_form_and_the_build(text, says):
+    # given: a study with its videos and sessions
+    tiny = tiny_preference_study()
+    sessions = Session.objects.filter(study=tiny.study).count()
+    preference = PreferenceSettings.objects.get(study=tiny.study)
+    preference.condition_pairs = text
+    # when / then: the admin form's validation names the line
+    with pytest.raises(ValidationError) as refused:
+        preference.full_clean()
+    assert says in " ".join(refused.value.message_dict["condition_pairs"])
+    # and a build on settings saved anyway (the shell, an older row) is refused alike,
+    # where before it crashed on the database (a, a) or built nothing, silently (a typo)
+    preference.save()
+    StimulusFactory(study=tiny.study, condition="model-c", content="c9")
+    with pytest.raises(ValidationFailed, match="condition pairs") as built:
+        study_build_sessions(study=tiny.study)
+    assert says in built.value.message
+    assert Session.objects.filter(study=tiny.study).count() == sessions
+
+
+def test_listed_pairs_may_name_conditions_with_spaces_and_precede_the_videos():
+    # given: a study with no videos yet: any names pass, since the videos may come after
+    study = make_study(design="preference")
+    preference = PreferenceSettings.objects.create(
+        study=study, condition_pairs="Model A, Model B\n\n"
+    )
+    preference.full_clean()
+    # then: a name with a space is one condition (before, the line was split in four
+    # and dropped without a word)
+    assert preference.pairs() == [("Model A", "Model B")]
+
+
+def test_a_raters_test_is_built_although_the_pairs_are_wrong(caplog):
+    # given: a study whose listed pairs name a condition no video has
+    tiny = tiny_preference_study()
+    Item.objects.filter(study=tiny.study).delete()
+    PreferenceSettings.objects.filter(study=tiny.study).update(condition_pairs="model-a, zzz")
+    client, _ = rater_client()
+    consent_and_tutorial(client, tiny)
+    # when: a rater starts the qualification test
+    state = client.get(tiny.base + "next/").json()
+    # then: the test's pairs are there (the sessions are the admin's to mend)
+    assert state["item"] is not None
+    assert Item.objects.filter(study=tiny.study, role=Item.Role.QUALIFICATION).exists()
+    assert "items not built" in caplog.text

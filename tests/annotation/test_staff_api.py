@@ -1,3 +1,4 @@
+import html
 import io
 import re
 from datetime import datetime, timedelta
@@ -372,6 +373,37 @@ def test_build_sessions_command_and_admin_action():
     assert list(study.sessions.order_by("index").values_list("index", flat=True)) == [1, 2]
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("build_sessions", "nope")
+
+
+def test_pairs_that_compare_nothing_are_reported_by_the_command_the_action_and_the_api():
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.test import Client
+
+    from annotation.models import PreferenceSettings
+
+    # given: a preference study whose saved pairs compare a condition with itself
+    study = make_study(design="preference", golden_per_session=0)
+    for condition in ("model-a", "model-b"):
+        StimulusFactory(study=study, condition=condition, content="c1")
+    PreferenceSettings.objects.create(study=study, condition_pairs="model-b, model-b")
+    said = "'model-b' is compared with itself"
+    # then: the command fails with the line to mend
+    with pytest.raises(CommandError, match=said):
+        call_command("build_sessions", study.slug)
+    # and the admin action says it as an error, where it was a server error
+    client = Client()
+    client.force_login(User.objects.create_superuser("boss", password="x"))
+    response = client.post(
+        "/admin/annotation/study/",
+        {"action": "build_sessions", "_selected_action": [study.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200 and said in html.unescape(response.content.decode())
+    # and the API answers 400 with it
+    refused = client_for("admin").post(f"/api/studies/{study.slug}/sessions/")
+    assert refused.status_code == 400 and said in refused.json()["detail"]
+    assert not study.sessions.exists()
 
 
 @pytest.mark.parametrize("design", ["slider", "preference"])

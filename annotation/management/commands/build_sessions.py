@@ -1,9 +1,10 @@
 """`manage.py build_sessions SLUG`: split a study's stimuli that are in no session yet into
 new sessions (after `import_study --no-sessions`, or after uploads)."""
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotation.errors import ApplicationError
 from annotation.management.study_argument import study_named
 from annotation.services.studies import study_build_sessions
 
@@ -16,8 +17,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, study: str, **options):
         found = study_named(study)
-        with transaction.atomic():
-            sessions = study_build_sessions(study=found)
+        try:
+            with transaction.atomic():
+                sessions = study_build_sessions(study=found)
+        except ApplicationError as refused:
+            raise CommandError(f"{found.slug}: {refused.message}") from None
         if not sessions:
             self.stdout.write(f"{found.slug}: every stimulus is already in a session")
             return

@@ -94,7 +94,13 @@ class Command(BaseCommand):
             raise CommandError(prefix + exc.message) from None
         for line, reason in report.skipped:
             self.stdout.write(f"line {line}: skipped, {reason}")
-        sessions = [] if options["no_sessions"] else study_build_sessions(study=found)
+        try:
+            sessions = [] if options["no_sessions"] else study_build_sessions(study=found)
+        except ApplicationError as refused:
+            raise CommandError(
+                f"imported {len(report.created)} stimuli, but no session was built: "
+                f"{refused.message} (manage.py build_sessions {found.slug})"
+            ) from None
         self.stdout.write(
             self.style.SUCCESS(
                 f"imported {len(report.created)} stimuli, {report.tutorial_pairs} tutorial "
