@@ -65,8 +65,12 @@ class Study(models.Model):
 
     # Qualification.
     qualification_size = models.PositiveIntegerField(default=30)
-    qualification_pass_share = models.FloatField(default=0.75)
-    qualification_tolerance_sigma = models.FloatField(default=1.5)
+    qualification_pass_share = models.FloatField(
+        default=0.75, validators=[MinValueValidator(0.01), MaxValueValidator(1)]
+    )
+    qualification_tolerance_sigma = models.FloatField(
+        default=1.5, validators=[MinValueValidator(0.01)]
+    )
     qualification_retries = models.PositiveIntegerField(default=0)
 
     target_raters_per_stimulus = models.PositiveIntegerField(
@@ -74,13 +78,17 @@ class Study(models.Model):
     )
 
     # Golden gate and quality control.
-    golden_gate_plcc = models.FloatField(default=0.7)
+    golden_gate_plcc = models.FloatField(
+        default=0.7, validators=[MinValueValidator(-1), MaxValueValidator(1)]
+    )
     keep_failed_gate_sessions = models.BooleanField(
         default=False,
         help_text="Count the ratings of sessions that failed the golden gate in the analysis "
         "(GAIA kept only raters who agreed with the experts: off).",
     )
-    line_click_share = models.FloatField(default=0.40)
+    line_click_share = models.FloatField(
+        default=0.40, validators=[MinValueValidator(0.01), MaxValueValidator(1)]
+    )
 
     # Scale.
     slider_min = models.FloatField(default=0.0)
@@ -89,7 +97,7 @@ class Study(models.Model):
 
     # Crowd marketplace and payment.
     payment_per_session = models.DecimalField(
-        max_digits=8, decimal_places=2, default=Decimal("12.00")
+        max_digits=8, decimal_places=2, default=Decimal("12.00"), validators=[MinValueValidator(0)]
     )
     payment_currency = models.CharField(max_length=3, default="USD")
     completion_url = models.URLField(blank=True)
@@ -105,24 +113,34 @@ class Study(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(slider_min__lt=F("slider_max")), name="study_slider_range_valid"
+                condition=Q(slider_min__lt=F("slider_max")),
+                name="study_slider_range_valid",
+                violation_error_message="The slider's minimum must be below its maximum.",
             ),
-            models.CheckConstraint(condition=Q(slider_step__gt=0), name="study_slider_step_pos"),
+            models.CheckConstraint(
+                condition=Q(slider_step__gt=0),
+                name="study_slider_step_pos",
+                violation_error_message="The slider's step must be above 0.",
+            ),
             models.CheckConstraint(
                 condition=Q(qualification_pass_share__gt=0, qualification_pass_share__lte=1),
                 name="study_pass_share_in_unit",
+                violation_error_message="The qualification's pass share must be in (0, 1].",
             ),
             models.CheckConstraint(
                 condition=Q(line_click_share__gt=0, line_click_share__lte=1),
                 name="study_line_click_share_in_unit",
+                violation_error_message="The line-click share must be above 0 and at most 1.",
             ),
             models.CheckConstraint(
                 condition=Q(golden_gate_plcc__gte=-1, golden_gate_plcc__lte=1),
                 name="study_golden_gate_in_range",
+                violation_error_message="The golden gate's PLCC must be between -1 and 1.",
             ),
             models.CheckConstraint(
                 condition=Q(qualification_tolerance_sigma__gt=0),
                 name="study_tolerance_positive",
+                violation_error_message="The qualification's tolerance must be above 0.",
             ),
         ]
 

@@ -16,7 +16,7 @@ from tests.annotation.rater_fixtures import (
     rater_client,
     tiny_study,
 )
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -349,3 +349,30 @@ def test_a_return_link_typed_without_a_scheme_is_kept_as_https(client):
     assert response.status_code == 302, re.findall(r"errorlist.{0,300}", response.content.decode())
     study = Study.objects.get(slug="linked")
     assert study.completion_url == "https://app.prolific.com/submissions/complete?cc=C1"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("golden_gate_plcc", "1.5", "Ensure this value is less than or equal to 1"),
+        ("qualification_pass_share", "2", "Ensure this value is less than or equal to 1"),
+        ("payment_per_session", "-3", "Ensure this value is greater than or equal to 0"),
+        ("slider_max", "-5", "The slider&#x27;s minimum must be below its maximum."),
+    ],
+)
+def test_the_study_form_says_which_number_is_out_of_range(client, field, value, says):
+    # given: a study's change form
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    study = make_study()
+    url = f"/admin/annotation/study/{study.pk}/change/"
+    data = admin_form(client, url)
+    data[field] = value
+    # when
+    response = client.post(url, data)
+    # then: the form again, saying why in words (not "Constraint ... is violated"), and
+    # nothing saved
+    page = response.content.decode()
+    assert response.status_code == 200 and says in page
+    assert "is violated" not in page
+    study.refresh_from_db()
+    assert str(getattr(study, field)) != value
