@@ -190,6 +190,7 @@ class StudyAdmin(admin.ModelAdmin):
             {
                 "fields": (
                     "entry_token",
+                    "rater_link",
                     "open_to_signed_in",
                     "completion_url",
                     "screenout_url",
@@ -207,8 +208,19 @@ class StudyAdmin(admin.ModelAdmin):
     # hold unsent ones on it: once a study has any, its scale no longer changes.
     scale_fields = ("slider_min", "slider_max", "slider_step")
 
+    @admin.display(description="rater link")
+    def rater_link(self, obj):
+        """The link to give the marketplace, after the site's address: Prolific puts each
+        participant's ids where the {{%...%}} placeholders are (docs/admins.md)."""
+        if obj is None or not obj.pk:
+            return "(once the study is saved)"
+        return (
+            f"/r/{obj.slug}/?token={obj.entry_token}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+            "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        )
+
     def get_readonly_fields(self, request, obj=None):
-        readonly = super().get_readonly_fields(request, obj)
+        readonly = (*super().get_readonly_fields(request, obj), "rater_link")
         if obj is not None and Item.objects.filter(study=obj).exists():
             readonly = (*readonly, "design")  # its items are made: they are of this design
         if obj is not None and Answer.objects.filter(item__study=obj).exists():

@@ -100,8 +100,17 @@ class Study(models.Model):
         max_digits=8, decimal_places=2, default=Decimal("12.00"), validators=[MinValueValidator(0)]
     )
     payment_currency = models.CharField(max_length=3, default="USD")
-    completion_url = models.URLField(blank=True)
-    screenout_url = models.URLField(blank=True)
+    completion_url = models.URLField(
+        blank=True,
+        help_text="Where a rater who finished is sent, their completion code shown first "
+        "(Prolific: the study's completion link, https://app.prolific.com/submissions/"
+        "complete?cc=...). Empty: the code alone is shown.",
+    )
+    screenout_url = models.URLField(
+        blank=True,
+        help_text="Where a rater who failed the qualification test is sent, their code "
+        "shown first (Prolific: the screen-out completion link). Empty: the code alone.",
+    )
     min_viewport_width = models.PositiveIntegerField(default=0)
     min_viewport_height = models.PositiveIntegerField(default=0)
     drop_audio = models.BooleanField(default=True)

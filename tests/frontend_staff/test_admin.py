@@ -376,3 +376,17 @@ def test_the_study_form_says_which_number_is_out_of_range(client, field, value, 
     assert "is violated" not in page
     study.refresh_from_db()
     assert str(getattr(study, field)) != value
+
+
+def test_the_study_page_gives_the_marketplace_link_with_its_placeholders(client):
+    # given
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    study = make_study()
+    # when
+    page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    # then: the link to paste into Prolific, the study's own token in it
+    link = (
+        f"/r/{study.slug}/?token={study.entry_token}&amp;PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        "&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
+    )
+    assert link in page
