@@ -159,7 +159,12 @@ def _tags(question: Question, value: object) -> list:
     named = option_values(question)
     unknown = [tag for tag in value if tag not in named]
     if unknown:
-        raise ValidationFailed(f"'{key}' has no tag {unknown[0]!r}")
+        labels = {str(option["label"]).casefold(): option["value"] for option in question.options}
+        meant = labels.get(str(unknown[0]).casefold())
+        hint = f" (that is the label of {meant!r})" if meant is not None else ""
+        raise ValidationFailed(
+            f"'{key}' has no tag {unknown[0]!r}{hint}; its tags: {', '.join(map(str, named))}"
+        )
     chosen = sorted(set(value), key=named.index)
     if not question.multiple and len(chosen) > 1:
         raise ValidationFailed(f"'{key}' takes one tag")

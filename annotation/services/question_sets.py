@@ -69,9 +69,17 @@ class QuestionSet:
 
 
 def template_path(name: str) -> Path:
-    """A shipped template by name (``vga-bench``), or the path as given."""
+    """A shipped template by name, or the path as given; neither: QuestionSetError, the shipped
+    templates named (a typo in a template's name read as a missing file)."""
     shipped = TEMPLATES / f"{name}.yaml"
-    return shipped if shipped.is_file() else Path(name)
+    if shipped.is_file():
+        return shipped
+    if not Path(name).exists():
+        templates = ", ".join(sorted(path.stem for path in TEMPLATES.glob("*.yaml")))
+        raise QuestionSetError(
+            f"no file {name!r}, and no shipped template of that name ({templates})"
+        )
+    return Path(name)
 
 
 def _number(value: object, where: str) -> float:

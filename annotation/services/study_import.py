@@ -127,7 +127,16 @@ def _check_header(
             continue
         stem, _, suffix = column.rpartition("_")
         if suffix in ("mean", "sigma", "expert"):
-            if stem not in dimension_keys:
+            if not dimension_keys:
+                errors.append(
+                    (
+                        1,
+                        f"column '{column}' names question '{stem}', but the study asks no "
+                        "question yet: give its question set with the import (--questions "
+                        "FILE) or import it first (manage.py import_questions SLUG vga-bench)",
+                    )
+                )
+            elif stem not in dimension_keys:
                 errors.append(
                     (
                         1,

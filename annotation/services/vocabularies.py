@@ -69,8 +69,17 @@ def _whole(value: object, most: int) -> bool:
 
 
 def template_path(name: str) -> Path:
+    """A shipped template by name, or the path as given; neither: VocabularyError, the shipped
+    templates named (a typo in a template's name read as a missing file)."""
     shipped = TEMPLATES / f"{name}.yaml"
-    return shipped if shipped.is_file() else Path(name)
+    if shipped.is_file():
+        return shipped
+    if not Path(name).exists():
+        templates = ", ".join(sorted(path.stem for path in TEMPLATES.glob("*.yaml")))
+        raise VocabularyError(
+            f"no file {name!r}, and no shipped template of that name ({templates})"
+        )
+    return Path(name)
 
 
 def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabulary:

@@ -208,7 +208,10 @@ def test_the_command_applies_a_template_or_a_file(tmp_path):
         ("no-study", "no study 'nope'"),
         ("slider", "is a slider study: question sets are for questionnaire studies"),
         ("bad-file", "bad.yaml: question 'depth': 'options' must list its levels"),
-        ("missing-file", "cannot read missing.yaml"),
+        (
+            "missing-file",
+            r"no file 'missing.yaml', and no shipped template of that name \(vga-bench\)",
+        ),
         ("answered", "this study has answers: its questions can no longer change"),
     ],
 )

@@ -99,7 +99,14 @@ def test_a_repeat_with_a_level_written_as_a_float_has_the_same_digest():
         ({"overall": True, "object_text": 2, "light": []}, "'overall' is not a number: True"),
         ({"overall": 5, "object_text": 4, "light": []}, "'object_text' must be one of its levels"),
         ({"overall": 5, "object_text": -1, "light": []}, "'object_text' must be one of its levels"),
-        ({"overall": 5, "object_text": 2, "light": ["neon"]}, "'light' has no tag 'neon'"),
+        (
+            {"overall": 5, "object_text": 2, "light": ["neon"]},
+            "'light' has no tag 'neon'; its tags: hard_light, soft_light, diffused_light",
+        ),
+        (
+            {"overall": 5, "object_text": 2, "light": ["soft light"]},
+            "'light' has no tag 'soft light' (that is the label of 'soft_light')",
+        ),
         ({"overall": 5, "object_text": 2, "light": "soft_light"}, "'light' needs a list of tags"),
         ({"overall": 5, "light": []}, "question 'object_text' is not answered"),
         ({"overall": 5, "object_text": 2, "light": [], "mood": 3}, "no question 'mood'"),

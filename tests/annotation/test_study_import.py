@@ -349,6 +349,22 @@ def test_unknown_dimension_column_is_refused(tmp_path):
     assert ExpertScore.objects.count() == 0
 
 
+def test_expert_columns_before_the_question_set_say_to_import_it_first(tmp_path):
+    # given: a questionnaire study that asks nothing yet
+    study = make_study(design="questionnaire")
+    study.dimensions.all().delete()
+    rows = good_rows()
+    rows[5]["overall_expert"] = "7"
+    manifest = write_manifest(tmp_path, rows)
+    # when / then: what to do, not "(the study's dimensions: )"
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    said = dict((message.split("'")[1], (line, message)) for line, message in caught.value.errors)
+    line, message = said["overall_expert"]
+    assert line == 1 and "names question 'overall', but the study asks no question yet" in message
+    assert "--questions FILE" in message and "import_questions" in message
+
+
 def test_every_bad_row_is_reported_at_once(tmp_path):
     study = make_study()
     rows = good_rows()
@@ -502,7 +518,7 @@ def test_command_creates_a_questionnaire_with_its_question_set(tmp_path):
     [
         ("--questions", "vga-bench", "only questionnaire studies take a question set"),
         ("--vocabulary", "ava", "only propose-then-verify studies take a vocabulary"),
-        ("--vocabulary", "missing.yaml", "cannot read missing.yaml"),
+        ("--vocabulary", "missing.yaml", "no file .missing.yaml., and no shipped template"),
     ],
 )
 def test_a_question_set_or_vocabulary_for_another_design_is_refused(

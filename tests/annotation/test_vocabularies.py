@@ -102,9 +102,13 @@ def test_the_command_applies_the_shipped_ava_list_and_fails_clearly(capsys):
     assert "80 actions from AVA" in capsys.readouterr().out
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("import_vocabulary", "nope", "ava")
+    with pytest.raises(
+        CommandError, match=r"no file 'avaa', and no shipped template of that name \(ava\)"
+    ):
+        call_command("import_vocabulary", study.slug, "avaa")
     with pytest.raises(CommandError, match="is a slider study"):
         call_command("import_vocabulary", make_study().slug, "ava")
-    with pytest.raises(CommandError, match="cannot read missing.yaml"):
+    with pytest.raises(CommandError, match="no file .missing.yaml., and no shipped template"):
         call_command("import_vocabulary", study.slug, "missing.yaml")
 
 
