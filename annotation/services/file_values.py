@@ -87,3 +87,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     )
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+def shipped_or_path(name: str, *, folder: Path, error: type[Exception]) -> Path:
+    """A template shipped in ``folder`` by its name (``vga-bench``: ``vga-bench.yaml``),
+    or the path as given; neither: ``error`` naming the shipped templates, so that a typo
+    in a template's name does not read as a missing file."""
+    shipped = folder / f"{name}.yaml"
+    if shipped.is_file():
+        return shipped
+    if not Path(name).exists():
+        templates = ", ".join(sorted(path.stem for path in folder.glob("*.yaml")))
+        raise error(f"no file {name!r}, and no shipped template of that name ({templates})")
+    return Path(name)

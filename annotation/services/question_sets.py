@@ -32,7 +32,13 @@ from annotation.designs.questionnaire import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
 from annotation.models import Answer, Dimension, Question, Study
-from annotation.services.file_values import file_text, parse_file, read_file_text, shown
+from annotation.services.file_values import (
+    file_text,
+    parse_file,
+    read_file_text,
+    shipped_or_path,
+    shown,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,17 +75,8 @@ class QuestionSet:
 
 
 def template_path(name: str) -> Path:
-    """A shipped template by name, or the path as given; neither: QuestionSetError, the shipped
-    templates named (a typo in a template's name read as a missing file)."""
-    shipped = TEMPLATES / f"{name}.yaml"
-    if shipped.is_file():
-        return shipped
-    if not Path(name).exists():
-        templates = ", ".join(sorted(path.stem for path in TEMPLATES.glob("*.yaml")))
-        raise QuestionSetError(
-            f"no file {name!r}, and no shipped template of that name ({templates})"
-        )
-    return Path(name)
+    """A shipped template by name, or the path as given (file_values.shipped_or_path)."""
+    return shipped_or_path(name, folder=TEMPLATES, error=QuestionSetError)
 
 
 def _number(value: object, where: str) -> float:

@@ -30,7 +30,12 @@ from annotation.models import (
     ProposeVerifySettings,
     Study,
 )
-from annotation.services.file_values import file_text, parse_file, read_file_text
+from annotation.services.file_values import (
+    file_text,
+    parse_file,
+    read_file_text,
+    shipped_or_path,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,17 +74,8 @@ def _whole(value: object, most: int) -> bool:
 
 
 def template_path(name: str) -> Path:
-    """A shipped template by name, or the path as given; neither: VocabularyError, the shipped
-    templates named (a typo in a template's name read as a missing file)."""
-    shipped = TEMPLATES / f"{name}.yaml"
-    if shipped.is_file():
-        return shipped
-    if not Path(name).exists():
-        templates = ", ".join(sorted(path.stem for path in TEMPLATES.glob("*.yaml")))
-        raise VocabularyError(
-            f"no file {name!r}, and no shipped template of that name ({templates})"
-        )
-    return Path(name)
+    """A shipped template by name, or the path as given (file_values.shipped_or_path)."""
+    return shipped_or_path(name, folder=TEMPLATES, error=VocabularyError)
 
 
 def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabulary:
