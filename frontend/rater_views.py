@@ -157,6 +157,11 @@ def rater_strings() -> dict[str, str]:
         ),
         "done_title": gettext("Thank you: you have finished the study."),
         "done_text": gettext("All your answers are recorded."),
+        "full_title": gettext("This study has no place left"),
+        "full_text": gettext(
+            "Every session of this study already has its raters, so there is nothing for "
+            "you to do here. Please return the study on your marketplace."
+        ),
         "not_eligible_title": gettext("Thank you: your participation ends here."),
         "not_eligible_text": gettext(
             "Your answers are recorded, but you cannot take further sessions in this study."

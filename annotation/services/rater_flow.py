@@ -78,6 +78,10 @@ def progress_payload(participation: Participation, assignment=_UNKNOWN) -> dict:
         return {"step": step, "position": position, "length": length, "break_seconds_left": 0}
     if step == "rating" and assignment is None and not sessions_left(participation):
         step = "done"
+    elif step in ("consent", "tutorial") and not sessions_left(participation):
+        # every session has its raters (or every video settled) before this rater began:
+        # told so at once, with no code, rather than after a test that leads nowhere
+        step = "full"
     if assignment is None:
         last = assignment_last_finished(participation=participation)
         length = len(last.order) if last is not None else 0

@@ -249,6 +249,20 @@ def test_a_session_is_handed_out_to_k_raters_only():
     assert batch.state == "finished"
 
 
+def test_a_rater_arriving_at_a_full_study_is_told_before_consent_and_given_no_code():
+    # given: one session, one rater per video, taken
+    tiny = tiny_questionnaire_study()
+    finished_batch(tiny)
+    # when: a new rater opens the study
+    client, _ = rater_client()
+    state = client.get(tiny.base + "state/").json()
+    # then: no place, said at once: no consent, test and code for a study with no work
+    assert state["step"] == "full" and state["completion"] is None
+    # and when a rejected batch reopens the session, the next rater may begin
+    Assignment.objects.filter(session__study=tiny.study).update(state="excluded")
+    assert client.get(tiny.base + "state/").json()["step"] == "consent"
+
+
 def test_the_audit_sample_is_drawn_once_and_the_plan_decides():
     # given: a finished batch of 4 videos, plan n=3, c=1
     tiny = tiny_questionnaire_study()

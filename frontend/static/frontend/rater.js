@@ -138,6 +138,7 @@ async function route(step, body) {
     case "paused":
       return showWaiting("paused");
     case "done":
+    case "full":
     case "not_eligible":
     case "screened_out":
       return showFinished(step, body.completion);
