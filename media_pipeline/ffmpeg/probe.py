@@ -50,6 +50,9 @@ TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "truncated", "mo
 # 16000x16000 is 32 KB), so it is refused before a frame is decoded.
 MAX_FRAME_MACROBLOCKS = 139264
 MAX_SIDE_MACROBLOCKS = 1055
+TOO_LARGE_REASON = (
+    "more than any browser plays (H.264: at most 8192x4320 or as many pixels, 16880 a side)"
+)
 # PyAV's log settings are global to the process: one probe at a time changes them.
 _LOG_LOCK = threading.Lock()
 
@@ -59,7 +62,10 @@ class ProbeResult:
     """What a video file really holds.
 
     `width` and `height` are the size the viewer sees, i.e. after the container's rotation
-    (a phone video stored 1920x1080 with a 90 degree display matrix is 1080x1920 here);
+    (a phone video stored 1920x1080 with a 90 degree display matrix is 1080x1920 here)
+    and in square pixels: a source whose pixels are not square (`sar`, the sample aspect
+    ratio, not 1:1: a 720x576 PAL DV file with 64:45 pixels) has its stored width times
+    `sar`, to the nearest even number (1024x576 here), as a player shows it;
     `coded_width`/`coded_height` are the size stored in the bitstream. `frames` is the
     number of frames a player shows (an MP4 edit list can hide packets its index counts).
     `fps` is the average frame rate as a float, `fps_exact` the same rate as an exact
@@ -90,6 +96,7 @@ class ProbeResult:
     coded_height: int
     frame_span: float | None = None
     time_base: str = ""
+    sar: str = "1/1"
 
     @property
     def fps_fraction(self) -> Fraction:
@@ -105,6 +112,17 @@ def libav_path(path: Path | str) -> str:
     "x:y.mp4" fails as an unknown protocol), ffmpeg one that starts with a dash as an
     option ("-out/r.mp4"); an absolute path is always a local file."""
     return os.path.abspath(path)
+
+
+def display_width(coded_width: int, sar: Fraction) -> int:
+    """The stored width shown in square pixels: times the sample aspect ratio, to the
+    nearest even number (4:2:0 needs one; halfway rounds up); the height stays as stored,
+    as ffmpeg's `scale=iw*sar:ih` keeps it. A ratio that moves the width by less than a
+    pixel is square: ffmpeg's scale leaves one such on a frame it scaled to an odd size
+    (32895:32896 on 257x255), and resampling for it would only blur the frame."""
+    if abs(coded_width * sar - coded_width) < 1:
+        return coded_width
+    return max(2, int((coded_width * sar + 1) // 2) * 2)
 
 
 def _too_large(width: int, height: int) -> bool:
@@ -176,6 +194,7 @@ class _VideoRead:
     r_frame_rate: Fraction
     duration: float | None  # the stream's, else the container's
     time_base: Fraction | None
+    sar: Fraction  # 1 where the file states none (0:1)
     nb_read_packets: int = 0
     # Packets a decoder turns into frames: an MP4 edit list marks those it hides "discard".
     nb_shown_packets: int = 0
@@ -229,6 +248,9 @@ def _read_video(
         r_frame_rate=stream.base_rate or Fraction(0),
         duration=duration,
         time_base=stream.time_base,
+        # The container's ratio where it states one, else the bitstream's: the rule the
+        # ffmpeg command line follows (av_guess_sample_aspect_ratio).
+        sar=stream.sample_aspect_ratio or Fraction(1),
     )
 
     def decode(packet: av.Packet | None) -> None:
@@ -331,10 +353,7 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         raise NotAVideo(f"not a video: {name} is text ({container}), not a video")
     if read.too_large is not None:
         width, height = read.too_large
-        raise TooLarge(
-            f"video too large: {name} is {width}x{height} pixels, more than any browser "
-            "plays (H.264: at most 8192x4320 or as many pixels, 16880 a side)"
-        )
+        raise TooLarge(f"video too large: {name} is {width}x{height} pixels, {TOO_LARGE_REASON}")
     stream = read.video
     if stream is None:
         raise NotAVideo(
@@ -372,9 +391,16 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     rotation = stream.rotation
     if frames <= 0 or coded_width <= 0 or coded_height <= 0 or rotation is None:
         raise CorruptVideo(f"corrupt video: {name} has a video stream without readable frames")
+    shown_width = display_width(coded_width, stream.sar)
     width, height = (
-        (coded_height, coded_width) if rotation in (90, 270) else (coded_width, coded_height)
+        (coded_height, shown_width) if rotation in (90, 270) else (shown_width, coded_height)
     )
+    if _too_large(width, height):  # only where the pixels are wider than they are high
+        raise TooLarge(
+            f"video too large: {name} is {width}x{height} pixels as shown (stored "
+            f"{coded_width}x{coded_height}, its pixels {stream.sar.numerator}:"
+            f"{stream.sar.denominator} wide), {TOO_LARGE_REASON}"
+        )
     return ProbeResult(
         container=container,
         codec=stream.codec_name,
@@ -396,6 +422,7 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         time_base=f"{stream.time_base.numerator}/{stream.time_base.denominator}"
         if stream.time_base
         else "",
+        sar=f"{stream.sar.numerator}/{stream.sar.denominator}",
     )
 
 

@@ -91,7 +91,9 @@ def make_clip(
     even = f"{width + width % 2}x{height + height % 2}"
     video = ffmpeg.input(f"{pattern}=size={even}:rate={fps}", f="lavfi", t=seconds).video
     if even != f"{width}x{height}":
-        video = video.filter("scale", width, height)
+        # scale keeps the picture's shape by making the pixels a little off square
+        # (64:65 at 65x33); the clip is meant to be its size in square pixels
+        video = video.filter("scale", width, height).filter("setsar", 1)
     for x1, y1, x2, y2, colour in shapes:
         video = video.filter(
             "drawbox",

@@ -1,7 +1,7 @@
 """The browser rendition: H.264 High, yuv420p 8-bit, +faststart, native size and frame rate.
 
-Raters must see each video exactly as generated, so nothing is scaled and no frame is
-dropped or duplicated:
+Raters must see each video exactly as generated, so nothing is scaled (but non-square
+pixels, below) and no frame is dropped or duplicated:
 
 - Frame timing: `-fps_mode passthrough` hands every decoded frame to the encoder with its
   own timestamp. Constant-rate sources keep their exact rate; variable-rate sources (GIFs
@@ -16,6 +16,11 @@ dropped or duplicated:
   `pad_bottom`) for the player to hide. The pad pixel copies its neighbour
   (`fillborders=mode=smear`) instead of being black, because in 4:2:0 it shares a chroma
   sample with the last real column or row and black would bleed into it.
+- Pixels: a source whose pixels are not square (a 720x576 PAL DV file whose pixels are
+  64:45 wide) is scaled to square pixels at the size a player shows it (1024x576: the
+  stored width times the sample aspect ratio, to an even number; `ProbeResult.width`) and
+  tagged 1:1, as is its poster, so a page that sizes the video by its width and height
+  shows it whole instead of letterboxed at a fraction of its size.
 - Colour: RGB sources (GIF, PNG-based) are converted with the BT.709 matrix and tagged
   BT.709, so browsers do not guess the matrix; YUV sources keep their samples as they are.
 - Privacy of the design: container metadata (encoder, title, comments naming the model)
@@ -142,6 +147,20 @@ def _is_rgb(pix_fmt: str) -> bool:
     return pix_fmt.startswith(RGB_PREFIXES)
 
 
+def _shown(video: ffmpeg.nodes.FilterableStream, source: ProbeResult):
+    """`video` as a player shows the source: in square pixels, at `source.width` (the
+    width shown, see ProbeResult); a ratio too near 1:1 to change the width is only
+    retagged, not resampled."""
+    if Fraction(source.sar) == 1:
+        return video
+    stored = (source.coded_width, source.coded_height)
+    if source.rotation in (90, 270):
+        stored = stored[::-1]
+    if (source.width, source.height) != stored:
+        video = video.filter("scale", source.width, source.height)
+    return video.filter("setsar", 1)
+
+
 def rendition_command(
     *,
     src: Path,
@@ -155,13 +174,14 @@ def rendition_command(
     """The one ffmpeg command line that writes the rendition and the poster.
 
     One decode feeds two outputs: the H.264 rendition and the poster, the first frame at
-    the source's native size (JPEG, before any padding), so the poster costs no process.
+    the size the source is shown at (JPEG, before any padding), so the poster costs no
+    process.
     With a `segment`, only that part is decoded (input seeking, exact since ffmpeg re-
     encodes) and the poster is its frame at `poster_at`.
     """
     cut = {"ss": f"{segment.start:.6f}", "t": f"{segment.duration:.6f}"} if segment else {}
     stream = ffmpeg.input(libav_path(src), **cut)
-    video = stream["v:0"]
+    video = _shown(stream["v:0"], source)
     pad_right, pad_bottom = source.width % 2, source.height % 2
     extra: dict = {}
     if _is_rgb(source.pix_fmt):
@@ -198,7 +218,7 @@ def rendition_command(
     if segment is not None and segment.poster_at > 0:
         first = first.trim(start=segment.poster_at).setpts("PTS-STARTPTS")
     still = ffmpeg.output(
-        first.trim(end_frame=1),
+        _shown(first.trim(end_frame=1), source),
         libav_path(poster),
         f="image2",
         update=1,
@@ -291,6 +311,10 @@ def _run(args: list[str], *, progress: _Progress, timeout_s: float | None) -> No
         raise TranscodeFailed(f"transcode failed: ffmpeg {how}: {tail}")
 
 
+def _ratio(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
 def reprobe_rendition(path: Path) -> ProbeResult:
     """Read a finished rendition in-process with PyAV (libavformat, as ffprobe).
 
@@ -332,6 +356,7 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 coded_width=stream.codec_context.width,
                 coded_height=stream.codec_context.height,
                 frame_span=span,
+                sar=_ratio(stream.sample_aspect_ratio or Fraction(1)),
             )
     except (av.error.FFmpegError, IndexError) as exc:
         raise TranscodeFailed(f"transcode failed: the rendition cannot be read ({exc})") from None
@@ -349,7 +374,8 @@ def _segment_source(source: ProbeResult, segment: Segment) -> ProbeResult:
 def _check(
     source: ProbeResult, rendition: ProbeResult, pad: tuple[int, int], *, frames_off: int = 0
 ) -> None:
-    """The rendition must show the source unchanged: size (+ padding), frames, timing.
+    """The rendition must show the source unchanged: size as shown (+ padding) in square
+    pixels, frames, timing.
 
     Timing is checked on the time from the first frame to the last, read from both files'
     own timestamps, not on a frame rate: the average rate a Matroska or GIF file declares
@@ -364,6 +390,8 @@ def _check(
         problems.append(
             f"size {rendition.width}x{rendition.height}, expected {expected[0]}x{expected[1]}"
         )
+    if Fraction(rendition.sar) != 1:
+        problems.append(f"pixels {rendition.sar.replace('/', ':')} wide, expected square")
     if (rendition.codec, rendition.pix_fmt) != ("h264", "yuv420p"):
         problems.append(f"format {rendition.codec}/{rendition.pix_fmt}, expected h264/yuv420p")
     if abs(rendition.frames - source.frames) > frames_off:
