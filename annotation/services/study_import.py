@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files import File
 from django.db import transaction
 
@@ -193,7 +194,7 @@ def _parse_row(
     if not path.is_file():
         raise ValueError(f"file not found: {path_text}")
     try:  # as an upload is checked: an empty file, a still, audio only, a cut-off video
-        ffmpeg.probe(path)
+        source = ffmpeg.probe(path)
     except ffmpeg.MediaError as exc:
         raise ValueError(str(exc)) from None
     name_limit = _max_length(Stimulus, "original_name")
@@ -250,6 +251,17 @@ def _parse_row(
         },
     }
     extra = design.check_manifest_extra(study=study, role=role, extra=raw_extra)
+    # as an upload is checked, for the part of the file that is transcoded
+    segment = extra.get("stimulus", {}).get("segment") or {}
+    try:
+        ffmpeg.check_work(
+            source,
+            name=path.name,
+            max_pixels=settings.MOSAIC_MAX_DECODED_PIXELS,
+            seconds=segment.get("seconds"),
+        )
+    except ffmpeg.MediaError as exc:
+        raise ValueError(str(exc)) from None
     checksum = file_checksum = _file_sha256(path)
     if extra.get("identity"):  # a part of the file: named by the file and the part
         checksum = hashlib.sha256(f"{file_checksum}:{extra['identity']}".encode()).hexdigest()

@@ -116,6 +116,11 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env.str("MOSAIC_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 # Videos are uploaded through the admin and the API; the limit is per file.
 MOSAIC_MAX_UPLOAD_BYTES = env.int("MOSAIC_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+# Pixels one transcode may encode, width x height x frames: a few KB can hold hours of
+# 8K frames. 2e10 is 5 minutes of 1080p at 30 fps, 80 s of 4K at 30 fps: about 18
+# minutes of a 4-core worker (libx264 medium encodes some 5 million pixels a second a
+# core), inside MOSAIC_TRANSCODE_TIMEOUT_S; more would only time out, four times.
+MOSAIC_MAX_DECODED_PIXELS = env.int("MOSAIC_MAX_DECODED_PIXELS", default=20_000_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Local directory of metric checkpoints (CLIP, DINO); nothing is ever downloaded.
 MOSAIC_WEIGHTS_DIR = Path(env.str("MOSAIC_WEIGHTS_DIR", default=str(VAR_DIR / "weights")))

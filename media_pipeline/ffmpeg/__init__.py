@@ -12,6 +12,7 @@ from media_pipeline.ffmpeg.errors import (
 )
 from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
 from media_pipeline.ffmpeg.transcode import Segment, TranscodeResult, transcode
+from media_pipeline.ffmpeg.work import check_work
 
 __all__ = [
     "CorruptVideo",
@@ -25,6 +26,7 @@ __all__ = [
     "TranscodeResult",
     "TranscodeTimeout",
     "TransientMediaError",
+    "check_work",
     "probe",
     "sha256_file",
     "transcode",

@@ -58,6 +58,7 @@ from media_pipeline.ffmpeg.errors import (
 )
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
 from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
+from media_pipeline.ffmpeg.work import check_work, segment_frames
 
 FFMPEG = "ffmpeg"
 # The rendition's encoder settings; bench/transcode.py spells the same ones out by hand.
@@ -366,7 +367,7 @@ def _segment_source(source: ProbeResult, segment: Segment) -> ProbeResult:
     """What the rendition of a segment should match: the source's size and format, the
     segment's length, and the frames the source shows in it (its rate times its length,
     to a frame: where the cut falls between two frames decides one more or less)."""
-    frames = round(segment.duration * source.fps) if source.fps else 0
+    frames = segment_frames(source, segment.duration)
     span = max(frames - 1, 0) / source.fps if source.fps else None
     return replace(source, duration=segment.duration, frames=frames, frame_span=span)
 
@@ -439,6 +440,7 @@ def transcode(
     timeout_s: float | None = None,
     stem: str | None = None,
     around: tuple[float, float] | None = None,
+    max_pixels: int | None = None,
 ) -> TranscodeResult:
     """Write `<stem>.mp4` (the rendition) and `<stem>.jpg` (the poster) into `out_dir`.
 
@@ -454,7 +456,9 @@ def transcode(
     (keyframe, seconds) cuts `Segment.around` the keyframe, placed once the source's
     length is known (a keyframe past the end: `TranscodeFailed` naming it): the
     rendition is that part of the source, the poster its frame at the keyframe, and the
-    result's `source` the segment's expectation.
+    result's `source` the segment's expectation. A video (or segment) of more than
+    `max_pixels` pixels to encode (width x height x frames) is refused with `TooLarge`
+    before ffmpeg starts.
     """
     started = time.monotonic()
     src, out_dir = Path(src), Path(out_dir)
@@ -470,6 +474,12 @@ def transcode(
             segment = Segment.around(keyframe=around[0], seconds=around[1], length=source.duration)
         except ValueError as exc:
             raise TranscodeFailed(f"cannot cut the segment: {exc}") from None
+    check_work(
+        source,
+        name=src.name,
+        max_pixels=max_pixels,
+        seconds=segment.duration if segment is not None else None,
+    )
     if segment is not None:
         source = _segment_source(source, segment)
     out_dir.mkdir(parents=True, exist_ok=True)

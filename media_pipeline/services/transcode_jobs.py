@@ -255,6 +255,7 @@ def transcode_job_run(*, job_id: int, retry_allowed: bool = True) -> None:
             timeout_s=settings.MOSAIC_TRANSCODE_TIMEOUT_S,
             stem=rendition_stem(stimulus),
             around=_segment_of(stimulus),
+            max_pixels=settings.MOSAIC_MAX_DECODED_PIXELS,
         )
     except ffmpeg.MediaError as exc:
         # Name the file as the admin knows it, not by its storage name or path (ffmpeg's

@@ -75,7 +75,8 @@ def stimulus_upload(
     """Store an uploaded video as a new stimulus and queue its processing.
 
     Refused, with nothing stored: a file over MOSAIC_MAX_UPLOAD_BYTES, a file that is not
-    a video by its content (whatever its name says), an unknown role; a file the study
+    a video by its content (whatever its name says), a video of more pixels to transcode
+    than MOSAIC_MAX_DECODED_PIXELS, an unknown role; a file the study
     already has (same sha256) is a conflict naming the existing stimulus.
     """
     if upload.size > settings.MOSAIC_MAX_UPLOAD_BYTES:
@@ -95,7 +96,8 @@ def stimulus_upload(
                 extra={"stimulus": str(existing.public_id)},
             )
         try:
-            ffmpeg.probe(path)
+            source = ffmpeg.probe(path)
+            ffmpeg.check_work(source, name=path.name, max_pixels=settings.MOSAIC_MAX_DECODED_PIXELS)
         except ffmpeg.MediaError as exc:
             raise ValidationFailed(str(exc).replace(path.name, upload.name)) from None
         stimulus = Stimulus(
