@@ -77,6 +77,9 @@ class ProbeResult:
     rate and libav's "real base rate", r_frame_rate, disagree).
     `frame_span` is the time from the first shown frame to the last, in seconds, from the
     packets' own timestamps (None where the packets were not all read or carry none).
+    `duration` is the video's: its stream's, where the container states none (Matroska,
+    WebM) the frames' own end (`frame_span` plus an interval) or the container's if
+    shorter, never an audio track's that runs on after the video.
     `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
     """
 
@@ -193,6 +196,7 @@ class _VideoRead:
     avg_frame_rate: Fraction
     r_frame_rate: Fraction
     duration: float | None  # the stream's, else the container's
+    container_duration: bool  # whether `duration` is the container's (no stream's stated)
     time_base: Fraction | None
     sar: Fraction  # 1 where the file states none (0:1)
     nb_read_packets: int = 0
@@ -247,6 +251,7 @@ def _read_video(
         avg_frame_rate=stream.average_rate or Fraction(0),
         r_frame_rate=stream.base_rate or Fraction(0),
         duration=duration,
+        container_duration=stream.duration is None or not stream.time_base,
         time_base=stream.time_base,
         # The container's ratio where it states one, else the bitstream's: the rule the
         # ffmpeg command line follows (av_guess_sample_aspect_ratio).
@@ -385,6 +390,12 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         frame_span=stream.frame_span,
         uneven=stream.uneven_intervals,
     )
+    if stream.container_duration and stream.frame_span is not None and fps:
+        # Matroska and WebM state no stream's duration, and the container's covers an
+        # audio track that runs on after the video (or whatever a header claims): the
+        # video ends one frame interval after its last frame, if not before.
+        frames_end = stream.frame_span + float(1 / fps)
+        duration = min(duration, frames_end) if duration else frames_end
     if not frames and fps and duration:
         frames = round(float(fps) * duration)
     coded_width, coded_height = stream.width, stream.height

@@ -23,6 +23,8 @@ pixels, below) and no frame is dropped or duplicated:
   shows it whole instead of letterboxed at a fraction of its size.
 - Colour: RGB sources (GIF, PNG-based) are converted with the BT.709 matrix and tagged
   BT.709, so browsers do not guess the matrix; YUV sources keep their samples as they are.
+- Sound, where kept: AAC, cut at the video's end (`ProbeResult.duration`), so an audio
+  track that runs on does not make the rendition, and the rater's wait, longer.
 - Privacy of the design: container metadata (encoder, title, comments naming the model)
   is not copied, so a rater inspecting the file cannot learn the source model.
 - Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
@@ -196,7 +198,13 @@ def rendition_command(
         ).filter("fillborders", right=pad_right, bottom=pad_bottom, mode="smear")
     streams = [video]
     if keep_audio and source.has_audio:
-        streams.append(stream["a:0"])
+        # Cut at the video's end: a longer audio track would make the rendition (and the
+        # rater's wait) as long as the audio. (-shortest does not cut it in ffmpeg 5.1:
+        # the encoder's delay keeps the video stream open until the input ends.)
+        audio = stream["a:0"]
+        if source.duration > 0:
+            audio = audio.filter("atrim", end=f"{source.duration:.6f}")
+        streams.append(audio)
         extra.update(AUDIO)
     else:
         extra["an"] = None

@@ -155,3 +155,27 @@ def test_a_cfr_source_in_a_millisecond_time_base_keeps_its_exact_rate(tmp_path, 
     rendition = probe(Path(result.output))
     assert (rendition.fps_exact, rendition.frames, rendition.is_vfr) == ("30/1", 30, False)
     assert frame_times(Path(result.output)) == [round(n / 30, 4) for n in range(30)]
+
+
+@pytest.mark.parametrize(
+    ("name", "codec", "audio"),
+    [("b.mp4", "libx264", "aac"), ("b.webm", "libvpx-vp9", "libopus"), ("b.mkv", "libx264", "aac")],
+)
+def test_sound_that_runs_on_after_the_video_is_cut_at_the_videos_end(tmp_path, name, codec, audio):
+    # given: 1 s of video (25 frames) beside 3 s of sound
+    src = tmp_path / name
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1", "-f", "lavfi",
+        "-i", "sine=frequency=440:duration=3", "-c:v", codec, "-c:a", audio, str(src),
+    )  # fmt: skip
+    assert float(ffprobe_json(src, "-show_format")["format"]["duration"]) >= 2.99
+    # when
+    result = transcode(src=src, out_dir=tmp_path / "out", stem="r", keep_audio=True)
+    # then: the video's length, its sound included (a Matroska video stored from 23 ms
+    # on ends a frame later); every frame kept
+    assert result.source.duration == 1.0
+    streams = ffprobe_json(Path(result.output), "-show_format", "-show_streams")
+    assert float(streams["format"]["duration"]) == pytest.approx(1.0, abs=0.041)
+    (sound,) = [s for s in streams["streams"] if s["codec_type"] == "audio"]
+    assert float(sound["duration"]) == pytest.approx(1.0, abs=0.03)
+    assert (result.frames, result.duration, result.has_audio) == (25, 1.0, True)

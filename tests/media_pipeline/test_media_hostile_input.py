@@ -231,6 +231,7 @@ def test_a_duration_declared_far_longer_than_the_frames_does_not_stretch_the_tra
     # then: the rendition holds the frames there are, timed as they are
     assert (result.frames, result.duration) == (10, 1.0)
     assert result.source.frame_span == pytest.approx(0.9)
+    assert result.source.duration == 1.0  # the frames' own end, not the header's 10 hours
     assert progress[-1] == 1.0 and progress == sorted(progress)
     assert result.elapsed_s < 30
 
