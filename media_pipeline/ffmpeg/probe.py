@@ -21,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from media_pipeline.ffmpeg.display import FIELD_ORDERS, MATRICES, PRIMARIES, RANGES, TRANSFERS
 from media_pipeline.ffmpeg.errors import CorruptVideo, NotAVideo, TooLarge
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ class ProbeResult:
     WebM) the frames' own end (`frame_span` plus an interval) or the container's if
     shorter, never an audio track's that runs on after the video.
     `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
+    `field_order` ("progressive"; "tt", "bb", "tb", "bt" for interlaced fields; "unknown")
+    and the colour fields (`color_transfer`: "smpte2084" is HDR's PQ, "arib-std-b67" its
+    HLG; "" where the file states none) are ffprobe's, see media_pipeline.ffmpeg.display.
     """
 
     container: str
@@ -100,6 +104,11 @@ class ProbeResult:
     frame_span: float | None = None
     time_base: str = ""
     sar: str = "1/1"
+    field_order: str = "unknown"
+    color_transfer: str = ""
+    color_primaries: str = ""
+    color_matrix: str = ""
+    color_range: str = ""
 
     @property
     def fps_fraction(self) -> Fraction:
@@ -199,6 +208,11 @@ class _VideoRead:
     container_duration: bool  # whether `duration` is the container's (no stream's stated)
     time_base: Fraction | None
     sar: Fraction  # 1 where the file states none (0:1)
+    field_order: str = "unknown"
+    color_transfer: str = ""  # "" where the file states none
+    color_primaries: str = ""
+    color_matrix: str = ""
+    color_range: str = ""
     nb_read_packets: int = 0
     # Packets a decoder turns into frames: an MP4 edit list marks those it hides "discard".
     nb_shown_packets: int = 0
@@ -256,6 +270,11 @@ def _read_video(
         # The container's ratio where it states one, else the bitstream's: the rule the
         # ffmpeg command line follows (av_guess_sample_aspect_ratio).
         sar=stream.sample_aspect_ratio or Fraction(1),
+        field_order=FIELD_ORDERS.get(codec.field_order, "unknown"),
+        color_transfer=TRANSFERS.get(codec.color_trc, ""),
+        color_primaries=PRIMARIES.get(codec.color_primaries, ""),
+        color_matrix=MATRICES.get(codec.colorspace, ""),
+        color_range=RANGES.get(codec.color_range, ""),
     )
 
     def decode(packet: av.Packet | None) -> None:
@@ -434,6 +453,11 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         if stream.time_base
         else "",
         sar=f"{stream.sar.numerator}/{stream.sar.denominator}",
+        field_order=stream.field_order,
+        color_transfer=stream.color_transfer,
+        color_primaries=stream.color_primaries,
+        color_matrix=stream.color_matrix,
+        color_range=stream.color_range,
     )
 
 

@@ -21,8 +21,15 @@ pixels, below) and no frame is dropped or duplicated:
   stored width times the sample aspect ratio, to an even number; `ProbeResult.width`) and
   tagged 1:1, as is its poster, so a page that sizes the video by its width and height
   shows it whole instead of letterboxed at a fraction of its size.
+- Interlaced sources (`field_order` tt, bb, tb, bt: broadcast, DV) have their fields
+  woven into whole frames (bwdif, a frame out per frame in), which a browser does not do:
+  shown as stored, every moving edge combs.
 - Colour: RGB sources (GIF, PNG-based) are converted with the BT.709 matrix and tagged
-  BT.709, so browsers do not guess the matrix; YUV sources keep their samples as they are.
+  BT.709, so browsers do not guess the matrix; HDR sources (PQ or HLG transfer) are
+  tone-mapped to SDR BT.709 and tagged so, which browsers would otherwise show washed
+  out; other YUV sources keep their samples as they are.
+- Square pixels, woven fields and SDR are made by media_pipeline.ffmpeg.display, for
+  the poster too.
 - Sound, where kept: AAC, cut at the video's end (`ProbeResult.duration`), so an audio
   track that runs on does not make the rendition, and the rater's wait, longer.
 - Privacy of the design: container metadata (encoder, title, comments naming the model)
@@ -52,6 +59,7 @@ from pathlib import Path
 
 import ffmpeg
 
+from media_pipeline.ffmpeg.display import hdr_kind, shown
 from media_pipeline.ffmpeg.errors import (
     CorruptVideo,
     DiskFull,
@@ -74,6 +82,7 @@ ENCODER = {
     "fps_mode": "passthrough",
 }
 AUDIO = {"c:a": "aac", "b:a": "160k"}
+BT709_TAGS = {"colorspace": "bt709", "color_primaries": "bt709", "color_trc": "bt709"}
 POSTER_QUALITY = 2  # mjpeg -q:v, 2 is the best useful quality
 # stderr phrases that mean the input could not be decoded, not that ffmpeg itself failed.
 DECODE_ERRORS = (
@@ -150,20 +159,6 @@ def _is_rgb(pix_fmt: str) -> bool:
     return pix_fmt.startswith(RGB_PREFIXES)
 
 
-def _shown(video: ffmpeg.nodes.FilterableStream, source: ProbeResult):
-    """`video` as a player shows the source: in square pixels, at `source.width` (the
-    width shown, see ProbeResult); a ratio too near 1:1 to change the width is only
-    retagged, not resampled."""
-    if Fraction(source.sar) == 1:
-        return video
-    stored = (source.coded_width, source.coded_height)
-    if source.rotation in (90, 270):
-        stored = stored[::-1]
-    if (source.width, source.height) != stored:
-        video = video.filter("scale", source.width, source.height)
-    return video.filter("setsar", 1)
-
-
 def rendition_command(
     *,
     src: Path,
@@ -184,14 +179,22 @@ def rendition_command(
     """
     cut = {"ss": f"{segment.start:.6f}", "t": f"{segment.duration:.6f}"} if segment else {}
     stream = ffmpeg.input(libav_path(src), **cut)
-    video = _shown(stream["v:0"], source)
+    stored = stream["v:0"]
+    video = first = shown(stored, source)
+    if video is not stored:
+        # The frames as shown feed both outputs: a deinterlacer given the poster's frame
+        # alone has no neighbour field to weave it with and passes it through combed.
+        branches = video.split()
+        video, first = branches[0], branches[1]
     pad_right, pad_bottom = source.width % 2, source.height % 2
     extra: dict = {}
-    if _is_rgb(source.pix_fmt):
+    if hdr_kind(source):  # tone-mapped to BT.709 by `shown`
+        extra = dict(BT709_TAGS)
+    elif _is_rgb(source.pix_fmt):
         video = video.filter("scale", out_color_matrix="bt709", out_range="tv").filter(
             "format", "yuv444p"
         )
-        extra = {"colorspace": "bt709", "color_primaries": "bt709", "color_trc": "bt709"}
+        extra = dict(BT709_TAGS)
     if pad_right or pad_bottom:
         video = video.filter(
             "pad", source.width + pad_right, source.height + pad_bottom, 0, 0
@@ -223,11 +226,10 @@ def rendition_command(
     # With `-frames:v 1` alone, ffmpeg 5.1 still feeds every later decoded frame into the
     # poster's filter graph (6 % more CPU over bench/transcode.py's clips); `trim` closes
     # that branch after the first frame.
-    first = stream["v:0"]
     if segment is not None and segment.poster_at > 0:
         first = first.trim(start=segment.poster_at).setpts("PTS-STARTPTS")
     still = ffmpeg.output(
-        _shown(first.trim(end_frame=1), source),
+        first.trim(end_frame=1),
         libav_path(poster),
         f="image2",
         update=1,
@@ -341,14 +343,14 @@ def reprobe_rendition(path: Path) -> ProbeResult:
             duration = float(container.duration or 0) / av.time_base
             if stream.duration is not None and stream.time_base:
                 duration = float(stream.duration * stream.time_base)
-            shown = [
+            pts = [
                 packet.pts
                 for packet in container.demux(stream)
                 if packet.size and not packet.is_discard
             ]
             span = None
-            if shown and None not in shown and stream.time_base:
-                span = round(float((max(shown) - min(shown)) * stream.time_base), 6)
+            if pts and None not in pts and stream.time_base:
+                span = round(float((max(pts) - min(pts)) * stream.time_base), 6)
             return ProbeResult(
                 container=container.format.name,
                 codec=stream.codec_context.name,
@@ -356,7 +358,7 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 height=stream.codec_context.height,
                 fps=round(float(rate), 6),
                 fps_exact=f"{rate.numerator}/{rate.denominator}",
-                frames=len(shown),
+                frames=len(pts),
                 duration=round(duration, 6),
                 has_audio=bool(container.streams.audio),
                 pix_fmt=stream.codec_context.pix_fmt or "",

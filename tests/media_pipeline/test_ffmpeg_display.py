@@ -12,31 +12,13 @@ from media_pipeline.ffmpeg import TooLarge, TranscodeFailed, probe, transcode
 from media_pipeline.ffmpeg.transcode import rendition_command
 from tests.media_pipeline.test_ffmpeg import decoded_stream, ffprobe_json
 from tests.media_pipeline.test_media_hostile_input import run_job, stimulus_of
+from tests.videos import h264_clip
 
 transcode_module = sys.modules["media_pipeline.ffmpeg.transcode"]
 
 
 def ffmpeg(*args: str) -> None:
     subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", *args], check=True)
-
-
-def h264_clip(
-    path: Path,
-    *,
-    size: str,
-    frames: int,
-    filters: str,
-    rate: int = 10,
-    pattern: str = "testsrc2",
-    pix_fmt: str = "yuv420p",
-) -> Path:
-    """`frames` frames of a lavfi `pattern` at `size`, through `filters`, in H.264."""
-    ffmpeg(
-        "-f", "lavfi", "-i", f"{pattern}=size={size}:rate={rate}", "-frames:v", str(frames),
-        "-vf", filters, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", pix_fmt,
-        str(path),
-    )  # fmt: skip
-    return path
 
 
 def sar_of(path: Path) -> str:
@@ -99,7 +81,7 @@ def test_the_shown_width_is_rounded_to_an_even_number(tmp_path):
 
 def test_a_rendition_left_in_non_square_pixels_is_refused(anamorphic, tmp_path, monkeypatch):
     # given: a transcode that forgets to make the pixels square
-    monkeypatch.setattr(transcode_module, "_shown", lambda video, source: video)
+    monkeypatch.setattr(transcode_module, "shown", lambda video, source: video)
     # when
     with pytest.raises(TranscodeFailed) as caught:
         transcode(src=anamorphic["wide"], out_dir=tmp_path, stem="r")
@@ -111,10 +93,10 @@ def test_a_rendition_left_in_non_square_pixels_is_refused(anamorphic, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_square_pixels_are_neither_scaled_nor_retagged(clips, tmp_path):
-    # given: the usual square-pixel source
+def test_a_plain_source_is_neither_scaled_nor_retagged(clips, tmp_path):
+    # given: the usual source: square pixels, progressive, SDR
     source = probe(clips["square.mp4"])
-    assert source.sar == "1/1"
+    assert (source.sar, source.field_order, source.color_transfer) == ("1/1", "progressive", "")
     assert (source.width, source.height) == (source.coded_width, source.coded_height)
     # when
     args = rendition_command(
@@ -124,9 +106,10 @@ def test_square_pixels_are_neither_scaled_nor_retagged(clips, tmp_path):
         poster=tmp_path / "r.jpg",
         keep_audio=False,
     )
-    # then: no filter touches the size or the pixels' shape
+    # then: no filter touches the size, the pixels' shape, the fields or the colours
     graph = args[args.index("-filter_complex") + 1]
-    assert "scale" not in graph and "setsar" not in graph
+    for name in ("scale", "setsar", "bwdif", "zscale", "tonemap", "split"):
+        assert name not in graph
 
 
 def test_pixels_so_wide_that_the_video_shown_is_too_large_are_refused(tmp_path):
