@@ -46,11 +46,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -60,14 +57,10 @@ from pathlib import Path
 import ffmpeg
 
 from media_pipeline.ffmpeg.display import hdr_kind, shown
-from media_pipeline.ffmpeg.errors import (
-    CorruptVideo,
-    DiskFull,
-    TranscodeFailed,
-    TranscodeTimeout,
-)
+from media_pipeline.ffmpeg.errors import TranscodeFailed
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
 from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
+from media_pipeline.ffmpeg.process import run_ffmpeg
 from media_pipeline.ffmpeg.work import check_work, segment_frames
 
 FFMPEG = "ffmpeg"
@@ -84,19 +77,7 @@ ENCODER = {
 AUDIO = {"c:a": "aac", "b:a": "160k"}
 BT709_TAGS = {"colorspace": "bt709", "color_primaries": "bt709", "color_trc": "bt709"}
 POSTER_QUALITY = 2  # mjpeg -q:v, 2 is the best useful quality
-# stderr phrases that mean the input could not be decoded, not that ffmpeg itself failed.
-DECODE_ERRORS = (
-    "Invalid data",
-    "rror while decoding",
-    "corrupt",
-    "partial file",
-    "Invalid NAL",
-    "ended prematurely",
-)
-# strerror of ENOSPC and EDQUOT, as ffmpeg prints them when a write fails.
-DISK_FULL_ERRORS = ("No space left on device", "Disk quota exceeded")
 RGB_PREFIXES = ("rgb", "bgr", "argb", "abgr", "gbr", "pal8", "0rgb", "0bgr", "ya")
-STDERR_TAIL_LINES = 20
 # The rendition keeps the source's time base, so its frame times are the source's
 # exactly; 1 ms allows for a rounding while staying far below any frame interval (4 ms at
 # 240 fps).
@@ -275,51 +256,6 @@ class _Progress:
         if fraction > self.last:
             self.last = fraction
             self.callback(fraction)
-
-
-def _run(args: list[str], *, progress: _Progress, timeout_s: float | None) -> None:
-    """Run ffmpeg, feeding progress; kill it at the deadline even if it prints nothing."""
-    process = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    timed_out = threading.Event()
-
-    def kill_at_deadline() -> None:
-        timed_out.set()
-        process.kill()
-
-    watchdog = threading.Timer(timeout_s, kill_at_deadline) if timeout_s else None
-    stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-    reader = threading.Thread(target=lambda: stderr_tail.extend(process.stderr), daemon=True)
-    reader.start()
-    if watchdog:
-        watchdog.daemon = True
-        watchdog.start()
-    try:
-        for line in process.stdout:
-            progress.feed(line)
-        code = process.wait()
-    finally:
-        if watchdog:
-            watchdog.cancel()
-        if process.poll() is None:  # the callback raised: do not leave ffmpeg running
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-    if timed_out.is_set():
-        raise TranscodeTimeout(
-            f"transcode timed out: ffmpeg ran past its limit of {timeout_s:g} s and was "
-            "stopped; worth retrying when the machine is less busy"
-        )
-    if code != 0:
-        tail = "".join(stderr_tail).strip() or "(no message)"
-        if any(marker in tail for marker in DISK_FULL_ERRORS):
-            raise DiskFull(f"transcode failed: no space left to write the rendition ({tail})")
-        if any(marker in tail for marker in DECODE_ERRORS):
-            last = tail.splitlines()[-1]
-            raise CorruptVideo(f"corrupt video: decoding failed part-way ({last})")
-        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        raise TranscodeFailed(f"transcode failed: ffmpeg {how}: {tail}")
 
 
 def _ratio(value: Fraction) -> str:
@@ -512,7 +448,8 @@ def transcode(
         checksum = pool.submit(sha256_file, src) if stem is None else None
         lock = hold_part(tmp_output)
         try:
-            _run(args, progress=_Progress(source=source, callback=on_progress), timeout_s=timeout_s)
+            progress = _Progress(source=source, callback=on_progress)
+            run_ffmpeg(args, on_line=progress.feed, timeout_s=timeout_s)
             if _identity(src) != unchanged:
                 raise TranscodeFailed(
                     f"transcode failed: {src.name} was replaced or changed while it was "
