@@ -1,11 +1,23 @@
 """Celery tasks of the media pipeline: thin shells over media_pipeline.services."""
 
+import logging
+
 from celery import shared_task
 
-from media_pipeline.job_liveness import SCORE_TIME_LIMIT_S, TRANSCODE_TIME_LIMIT_S
+from media_pipeline.job_liveness import (
+    SCORE_TIME_LIMIT_S,
+    transcode_time_limits,
+    visibility_too_short,
+)
 from media_pipeline.services.job_sweep import requeue_stale_jobs
 from media_pipeline.services.score_jobs import score_job_run
 from media_pipeline.services.transcode_jobs import TransientProcessingError, transcode_job_run
+
+# Read once, as the worker starts: they follow MOSAIC_TRANSCODE_TIMEOUT_S, so ffmpeg's own
+# time-out always ends a long transcode before Celery does.
+TRANSCODE_SOFT_LIMIT_S, TRANSCODE_HARD_LIMIT_S = transcode_time_limits()
+if (problem := visibility_too_short()) is not None:
+    logging.getLogger(__name__).warning(problem)
 
 
 @shared_task(
@@ -13,8 +25,8 @@ from media_pipeline.services.transcode_jobs import TransientProcessingError, tra
     acks_late=True,  # idempotent: a job killed mid-transcode is redelivered and redone
     reject_on_worker_lost=True,
     max_retries=None,  # the job row counts the attempts (transcode_jobs.TRANSCODE_MAX_ATTEMPTS)
-    soft_time_limit=TRANSCODE_TIME_LIMIT_S - 60,
-    time_limit=TRANSCODE_TIME_LIMIT_S,
+    soft_time_limit=TRANSCODE_SOFT_LIMIT_S,
+    time_limit=TRANSCODE_HARD_LIMIT_S,
 )
 def transcode_stimulus(self, job_id: int) -> None:
     try:

@@ -168,10 +168,15 @@ CELERY_TASK_ROUTES = {
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = False  # set per task: only idempotent tasks ack late
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# Longer than the longest task (a transcode is limited to 30 minutes), so Redis
-# does not hand a running task to a second worker.
+# ffmpeg's limit of one transcode; the transcode task's Celery limits follow it, 6
+# minutes longer (media_pipeline.job_liveness.transcode_time_limits).
+MOSAIC_TRANSCODE_TIMEOUT_S = env.int("MOSAIC_TRANSCODE_TIMEOUT_S", default=25 * 60)
+# Longer than the longest task (a transcode: by default 31 minutes, and an hour more than
+# a longer transcode time-out), so Redis does not hand a running task to a second worker.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("MOSAIC_VISIBILITY_TIMEOUT_S", default=2 * 3600)
+    "visibility_timeout": env.int(
+        "MOSAIC_VISIBILITY_TIMEOUT_S", default=max(2 * 3600, MOSAIC_TRANSCODE_TIMEOUT_S + 3600)
+    )
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Workers and beat log through LOGGING above (MOSAIC_LOG_LEVEL, INFO by default), as web
@@ -206,7 +211,6 @@ LOGGING = {
 }
 # score jobs one gpu task takes together (one decoding pass over the batch)
 MOSAIC_SCORE_BATCH = env.int("MOSAIC_SCORE_BATCH", default=8)
-MOSAIC_TRANSCODE_TIMEOUT_S = env.int("MOSAIC_TRANSCODE_TIMEOUT_S", default=25 * 60)
 MOSAIC_LOGIN_MAX_FAILURES = env.int("MOSAIC_LOGIN_MAX_FAILURES", default=5)
 MOSAIC_LOGIN_LOCKOUT_S = env.int("MOSAIC_LOGIN_LOCKOUT_S", default=15 * 60)
 # Proxies in front of Django that each append the address they saw to X-Forwarded-For

@@ -17,7 +17,7 @@ from django.utils import timezone
 import media_pipeline.ffmpeg
 from annotation.models import Stimulus
 from media_pipeline.ffmpeg import sha256_file
-from media_pipeline.job_liveness import TRANSCODE_TIME_LIMIT_S
+from media_pipeline.job_liveness import transcode_time_limits
 from media_pipeline.models import ProcessingJob
 from media_pipeline.services.job_sweep import requeue_stale_jobs
 from media_pipeline.services.transcode_jobs import (
@@ -268,7 +268,7 @@ def test_a_job_another_worker_is_running_is_not_run_twice(clips):
 
 @pytest.mark.parametrize(
     ("started_s_ago", "session"),
-    [(60, ENDED_SESSION), (TRANSCODE_TIME_LIMIT_S + 1, "this")],
+    [(60, ENDED_SESSION), (transcode_time_limits()[1] + 1, "this")],
     ids=["its-worker-died", "past-the-time-limit"],
 )
 def test_a_job_whose_run_cannot_still_be_going_is_taken_over(clips, started_s_ago, session):
@@ -302,7 +302,7 @@ def test_the_sweep_takes_back_running_jobs_whose_run_is_over(clips):
         )
         for s, ago, session in (
             (stimuli[0], 60, ENDED_SESSION),
-            (stimuli[1], TRANSCODE_TIME_LIMIT_S + 1, None),
+            (stimuli[1], transcode_time_limits()[1] + 1, None),
             (stimuli[2], 60, this_session()),
         )
     )
