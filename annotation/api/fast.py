@@ -138,13 +138,18 @@ def fast_answer(request: HttpRequest, slug: str) -> HttpResponse | None:
     if not _served(position) or seconds_until(position.break_until):
         return None
     data = _json_body(request)
-    dimensions = dimensions_of(position.study_id)
     try:
         envelope = check_envelope(data)
-        scores = check_scores(data=data, scale=position, dimensions=dimensions)
     except ApplicationError:
         return None
+    # The values are looked at only for the item to rate now: any other goes to the DRF
+    # view, which refuses an item not the rater's whatever its values (services/answers).
     if envelope.item != position.current.public_id:
+        return None
+    dimensions = dimensions_of(position.study_id)
+    try:
+        scores = check_scores(data=data, scale=position, dimensions=dimensions)
+    except ApplicationError:
         return None
     stored = slider_submit_current(
         position=position, envelope=envelope, scores=scores.scores, dimensions=dimensions

@@ -1,17 +1,20 @@
 """The answer envelope every design shares: its id, the item it is about, its telemetry;
-and the one rule for a repeated id (the same values are a repeat, others a conflict)."""
+the one rule for a repeated id (the same values are a repeat, others a conflict); and
+when an answer's values are checked: only once its item is known to be the rater's."""
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.designs import design_of
+from annotation.designs import design_of, values_digest
+from annotation.designs.base import Values
 from annotation.errors import Conflict, OutOfOrder, ValidationFailed
 from annotation.models import Answer, Item, Participation, Stimulus
 
@@ -90,13 +93,33 @@ def check_envelope(data: object) -> Envelope:
     )
 
 
+# An answer's values as its study's design checks them against an item. The services call
+# it only once the item is known to be the rater's (in their session or test, or answered
+# by them under this id): a value refused against an item that is not theirs would tell
+# them what it holds (how many videos a ranking shows, a segment's candidates, the
+# questions a video is asked).
+ValuesOf = Callable[[Item], Values]
+
+
+def values_checked_by_design(*, data: object, study) -> ValuesOf:
+    """The ValuesOf of an answer as sent: checked by the study's design when called."""
+    design = design_of(study)
+    return lambda item: design.check_values(data=data, item=item, study=study)
+
+
 def answer_repeated(
-    *, envelope: Envelope, participation: Participation, digest: str | None
+    *,
+    envelope: Envelope,
+    participation: Participation,
+    item: Item | None,
+    values_of: ValuesOf,
 ) -> Answer | None:
     """The stored answer that this delivery repeats, or None when its id is new.
 
-    One id names one answer: stored by another rater, for another item, or with other
-    values (another `digest` of them, when given), it is a conflict."""
+    One id names one answer: stored by another rater, for another item (``item`` is the
+    envelope's, None when the study has no such item), or with other values, it is a
+    conflict. The values are checked only once the id is the rater's own answer to this
+    very item, so a reused id tells nothing of an item that is not theirs."""
     stored = (
         Answer.objects.filter(client_uuid=envelope.client_uuid)
         .select_related("item__study", "participation")
@@ -107,9 +130,9 @@ def answer_repeated(
     design = design_of(stored.item.study)
     if stored.participation.rater_id != participation.rater_id:
         raise Conflict("this answer id is already in use")
-    if stored.item.public_id != envelope.item:
+    if item is None or stored.item_id != item.pk:
         raise Conflict(f"this answer id was already used for another {design.item_noun}")
-    if digest is not None and digest != stored.values_digest:
+    if values_digest(values_of(item).canonical()) != stored.values_digest:
         raise Conflict(f"this answer id was already used with different {design.values_noun}")
     return stored
 

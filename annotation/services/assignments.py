@@ -20,7 +20,6 @@ from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from annotation.designs import design_of, values_digest
-from annotation.designs.base import Values
 from annotation.dimensions import dimensions_of
 from annotation.errors import Conflict, NotFound, OnBreak, PermissionDenied, SessionPaused
 from annotation.models import (
@@ -48,7 +47,13 @@ from annotation.services.adaptive import (
     adaptive_review_due,
     adaptive_settings_of,
 )
-from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
+from annotation.services.answers import (
+    Envelope,
+    ValuesOf,
+    answer_repeated,
+    layout_ids,
+    out_of_order,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -271,25 +276,33 @@ def _open_assignment_locked(participation: Participation) -> Assignment | None:
 
 
 def session_answer_submit(
-    *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
+    *, participation: Participation, envelope: Envelope, item: Item | None, values_of: ValuesOf
 ) -> tuple[bool, Assignment | None]:
     """Store one answer to the current item of the rater's session and move them on.
 
     Returns (stored_now, the assignment after it). The assignment row is locked, so two
-    deliveries of the same answer are serialised and the second one is a repeat.
+    deliveries of the same answer are serialised and the second one is a repeat. The
+    values are checked once the item is known to be in the rater's session (ValuesOf):
+    an item that is not is refused alike whatever the values; one that is, for bad
+    values, before whatever else is wrong with the answer (a break, its place).
     """
     now = timezone.now()
     study = participation.study
     design = design_of(study)
     with transaction.atomic():
         assignment = _open_assignment_locked(participation)
-        digest = values_digest(values.canonical())
-        if answer_repeated(envelope=envelope, participation=participation, digest=digest):
+        if answer_repeated(
+            envelope=envelope, participation=participation, item=item, values_of=values_of
+        ):
             return False, assignment
         if assignment is None:
             if assignment_last_finished(participation=participation) is not None:
                 raise Conflict("this session has ended", extra={"error": "finished"})
             raise PermissionDenied("you have no session open in this study")
+        if item is None or item.pk not in assignment.order:
+            raise NotFound(f"this {design.item_noun} is not part of your session")
+        values = values_of(item)
+        digest = values_digest(values.canonical())
         if assignment.state == Assignment.State.PAUSED:
             raise SessionPaused("your session was paused by the study's team")
         if assignment.break_until and assignment.break_until > now:
@@ -298,8 +311,6 @@ def session_answer_submit(
                 f"rest break: ratings are accepted again in {left} s",
                 extra={"break_seconds_left": left},
             )
-        if item is None or item.pk not in assignment.order:
-            raise NotFound(f"this {design.item_noun} is not part of your session")
         if assignment.order.index(item.pk) < assignment.position:
             raise Conflict(f"this {design.item_noun} was already answered")
         expected = assignment.order[assignment.position]

@@ -13,11 +13,16 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.designs import design_of, values_digest
-from annotation.designs.base import Values
 from annotation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from annotation.models import Answer, Item, Participation, PlaybackReport, Stimulus
 from annotation.selectors import item_layout, items_by_pk, qualification_drawn, window_span
-from annotation.services.answers import Envelope, answer_repeated, layout_ids, out_of_order
+from annotation.services.answers import (
+    Envelope,
+    ValuesOf,
+    answer_repeated,
+    layout_ids,
+    out_of_order,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -178,11 +183,12 @@ def _the_next(participation: Participation, items: list[int], item: Item, *, nou
 
 
 def qualification_answer_submit(
-    *, participation: Participation, envelope: Envelope, item: Item | None, values: Values
+    *, participation: Participation, envelope: Envelope, item: Item | None, values_of: ValuesOf
 ) -> bool:
-    """Store one qualification answer; True when stored now, False for a harmless repeat."""
+    """Store one qualification answer; True when stored now, False for a harmless repeat.
+    The values are checked once the item is known to be in the rater's attempt
+    (ValuesOf), as a session's are."""
     design = design_of(participation.study)
-    digest = values_digest(values.canonical())
     with transaction.atomic():
         participation = (
             Participation.objects.select_for_update()
@@ -190,13 +196,17 @@ def qualification_answer_submit(
             .get(pk=participation.pk)
         )
         # a concurrent delivery of the same answer may have won the lock
-        if answer_repeated(envelope=envelope, participation=participation, digest=digest):
+        if answer_repeated(
+            envelope=envelope, participation=participation, item=item, values_of=values_of
+        ):
             return False
         if participation.qualification_state != Participation.Qualification.IN_PROGRESS:
             raise PermissionDenied("the qualification test is not open for you")
         items = qualification_items(participation=participation)
         if item is None or item.pk not in items:
             raise NotFound(f"this {design.item_noun} is not part of your qualification test")
+        values = values_of(item)
+        digest = values_digest(values.canonical())
         answered = _the_next(participation, items, item, noun=design.item_noun)
         layout = item_layout(item, qualification_seed(participation))
         answer = envelope.answer(

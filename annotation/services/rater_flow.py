@@ -6,7 +6,7 @@ import logging
 
 from django.db.models import OuterRef
 
-from annotation.designs import design_of, values_digest
+from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.errors import ApplicationError, NotFound, PermissionDenied, ValidationFailed
 from annotation.models import Assignment, Participation, SessionItem, Stimulus
@@ -22,6 +22,7 @@ from annotation.services.answers import (
     check_envelope,
     item_by_public_id,
     parse_uuid,
+    values_checked_by_design,
 )
 from annotation.services.assignments import (
     adaptive_videos_left,
@@ -98,36 +99,33 @@ def answer_submit(*, participation: Participation, data: object) -> tuple[bool, 
     """Store an answer exactly once. Returns (stored_now, progress after it).
 
     A repeat of a known client_uuid with the same values answers like the first
-    delivery did; with other values it is a conflict. The values are checked (by the
-    study's design) before anything else, so a malformed answer is a 400 wherever it
-    was meant to go.
+    delivery did; with other values it is a conflict. The envelope is checked first; the
+    values (by the study's design) only once the item is known to be the rater's, so an
+    item that is not theirs is refused alike whatever the values (its refusal names
+    nothing of it), and a malformed answer to their own item is a 400 saying why.
     """
     study = participation.study
     envelope = check_envelope(data)
     item = item_by_public_id(envelope.item, study_id=study.pk)
-    values = design_of(study).check_values(data=data, item=item, study=study)
-    digest = values_digest(values.canonical())
+    values_of = values_checked_by_design(data=data, study=study)
+    sent = {"envelope": envelope, "participation": participation, "item": item}
     Q = Participation.Qualification
     if participation.qualification_state == Q.PASSED and not participation.is_excluded:
         try:
-            stored_now, assignment = session_answer_submit(
-                participation=participation, envelope=envelope, item=item, values=values
-            )
+            stored_now, assignment = session_answer_submit(**sent, values_of=values_of)
         except ApplicationError:
             # The repeat of the answer that passed the rater is no session answer: it
             # comes here after the pass.
-            if answer_repeated(envelope=envelope, participation=participation, digest=digest):
+            if answer_repeated(**sent, values_of=values_of):
                 return False, progress_payload(participation)
             raise
         return stored_now, progress_payload(participation, assignment)
-    if answer_repeated(envelope=envelope, participation=participation, digest=digest):
+    if answer_repeated(**sent, values_of=values_of):
         return False, progress_payload(participation)
     step = rater_step(participation, None)
     if step in REFUSALS:
         raise PermissionDenied(REFUSALS[step], extra={"step": step})
-    stored_now = qualification_answer_submit(
-        participation=participation, envelope=envelope, item=item, values=values
-    )
+    stored_now = qualification_answer_submit(**sent, values_of=values_of)
     participation.refresh_from_db()
     return stored_now, progress_payload(participation)
 

@@ -149,7 +149,10 @@ def _qualified(
             )
             answer_values = values(item, layout, profile, rng)
             qualification_answer_submit(
-                participation=participation, envelope=envelope, item=item, values=answer_values
+                participation=participation,
+                envelope=envelope,
+                item=item,
+                values_of=lambda _item, checked=answer_values: checked,
             )
         participation.refresh_from_db()
     return participation.qualification_state == Participation.Qualification.PASSED

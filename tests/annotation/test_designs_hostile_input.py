@@ -214,7 +214,7 @@ def test_an_item_outside_the_raters_session_is_refused(design, api_log):
     foreign = Item.objects.filter(study=other.study, role="stimulus").first()
     before = stored()
     for item in (test_item, foreign):
-        # the values fit the item, so the refusal is about where it belongs
+        # values that fit the item (any others are refused alike: test_answer_ownership.py)
         payload = rater.answerer.answer(item_payload(item, seed=1))
         response = rater.post(payload)
         assert_refused(
