@@ -33,3 +33,12 @@ class IsResearcher(BasePermission):
 
     def has_permission(self, request, view) -> bool:
         return is_researcher(request.user)
+
+
+class MayReadApiSchema(IsResearcher):
+    """The OpenAPI schema and its Swagger UI (/api/schema/, /api/docs/) are the study
+    team's: researchers script exports and runs against them (docs/researchers.md).
+    Raters reach the API only through their page and have docs/rater-api.md; the schema
+    would show them, and anyone on the internet, every staff endpoint and its fields."""
+
+    message = "the API's schema and docs are for researchers and admins"

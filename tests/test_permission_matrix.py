@@ -28,8 +28,10 @@ def signed_in(status: int) -> dict[str, int]:
 
 # (method, route as in the URLconf, expected status per role)
 MATRIX = [
-    ("get", "api/schema/", PUBLIC),
-    ("get", "api/docs/", PUBLIC),
+    # The OpenAPI schema and its Swagger UI are the study team's (docs/admins.md): they
+    # list every staff endpoint; raters have docs/rater-api.md.
+    ("get", "api/schema/", RESEARCH),
+    ("get", "api/docs/", RESEARCH),
     ("get", "api/health/", PUBLIC),
     ("get", "api/studies/", RESEARCH),
     ("post", "api/studies/", {**ADMIN, "admin": 400}),

@@ -148,6 +148,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # the schema and the docs, signed-in researchers and admins only (annotation/roles.py)
+    "SERVE_PERMISSIONS": ["annotation.roles.MayReadApiSchema"],
 }
 
 # Celery. Without a broker the embedded default runs tasks in-process (eagerly):

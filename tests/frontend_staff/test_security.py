@@ -168,3 +168,37 @@ def test_no_template_of_mosaic_runs_an_inline_script():
         scripts = re.findall(r"<script([^>]*)>(.*?)</script>", template.read_text(), re.S)
         for attributes, text in scripts:
             assert "src=" in attributes or not text.strip(), template
+
+
+def test_the_api_schema_and_docs_are_served_to_the_study_team_only():
+    from django.contrib.auth.models import Group
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from annotation.roles import RESEARCHERS_GROUP
+    from tests.annotation.rater_fixtures import rater_client
+
+    # given: an anonymous visitor, a rater and a researcher with an API token
+    anonymous = APIClient()
+    rater, _ = rater_client()
+    researcher = UserFactory()
+    researcher.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    scripted = APIClient()
+    scripted.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
+    # when
+    refused = {
+        (who, path): client.get(path, HTTP_ACCEPT=accept)
+        for who, client in (("anonymous", anonymous), ("rater", rater))
+        for path, accept in (("/api/schema/", "application/json"), ("/api/docs/", "text/html"))
+    }
+    schema = scripted.get("/api/schema/", HTTP_ACCEPT="application/json")
+    docs = scripted.get("/api/docs/", HTTP_ACCEPT="text/html")
+    # then: the refusals show no endpoint, and the rater's says whose the schema is
+    assert {key: r.status_code for key, r in refused.items()} == dict.fromkeys(refused, 403)
+    assert not [key for key, r in refused.items() if b"/api/studies/" in r.content]
+    assert refused[("rater", "/api/schema/")].json() == {
+        "error": "forbidden",
+        "detail": "the API's schema and docs are for researchers and admins",
+    }
+    assert "/api/studies/{slug}/exports/{name}" in schema.json()["paths"]
+    assert docs.status_code == 200 and b"swagger-ui" in docs.content
