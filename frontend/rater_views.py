@@ -6,6 +6,7 @@ rater API (docs/rater-api.md), which the page calls from the browser.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
@@ -189,6 +190,11 @@ def study_page(request, slug: str):
         },
         # How long the final message stays before the marketplace redirect.
         "redirect_delay_ms": 3000,
+        # What the page downloads ahead of the item on screen, at most (rater_window.js).
+        "ahead": {
+            "items": settings.MOSAIC_RATER_AHEAD_ITEMS,
+            "bytes": settings.MOSAIC_RATER_AHEAD_BYTES,
+        },
     }
     return render(
         request,

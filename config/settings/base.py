@@ -215,6 +215,10 @@ LOGGING = {
 MOSAIC_SCORE_BATCH = env.int("MOSAIC_SCORE_BATCH", default=8)
 MOSAIC_LOGIN_MAX_FAILURES = env.int("MOSAIC_LOGIN_MAX_FAILURES", default=5)
 MOSAIC_LOGIN_LOCKOUT_S = env.int("MOSAIC_LOGIN_LOCKOUT_S", default=15 * 60)
+# What the rater's page downloads ahead of the item on screen, at most: items of its window,
+# and bytes (a video larger than the budget streams when shown; docs/rater-api.md).
+MOSAIC_RATER_AHEAD_ITEMS = env.int("MOSAIC_RATER_AHEAD_ITEMS", default=10)
+MOSAIC_RATER_AHEAD_BYTES = env.int("MOSAIC_RATER_AHEAD_BYTES", default=64 * 1024 * 1024)
 # Proxies in front of Django that each append the address they saw to X-Forwarded-For
 # (nginx in docker-compose.yml: 1; a TLS terminator before it that appends too: 2). The
 # client's address is then the entry that many from the right; 0: REMOTE_ADDR itself.

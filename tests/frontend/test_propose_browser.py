@@ -358,7 +358,7 @@ def test_the_limits_hold_in_the_page_and_text_fields_keep_their_keys(
 
 
 def wait_window(page) -> None:
-    """Wait until every item of the page's window is downloaded."""
+    """Wait until every item of the window after the one on screen is downloaded."""
     page.wait_for_function(
         """() => {
             const ahead = document.querySelector('#rater').dataset.ahead || '0/0';

@@ -339,19 +339,29 @@ function tutorialPair(pair, dimension, index) {
 let rating = null; // the item on screen: {item, kind, widget, shownAt, submitting}
 let win = null; // {items, ends, restSeconds, preload, kind, position, length}; items[0] is shown
 
-const media = new MediaStore({ onChange: () => showAhead() });
+// The look-ahead's cap (rater_window.js): items and bytes downloaded ahead of the one on
+// screen, from the server's settings.
+const media = new MediaStore({ onChange: () => showAhead(), budgetBytes: config.ahead.bytes });
 
-/** `#rater[data-ahead]`: "downloaded/held" items of the window (for tests and support). */
+/** `#rater[data-ahead]`: "downloaded/held" items of the window after the one on screen,
+ * and `data-ahead-bytes` what they hold (for tests and support). */
 function showAhead() {
-  const items = win ? win.items : [];
-  const ready = items.filter((item) => media.has(mediaUrls(item))).length;
-  $("#rater").dataset.ahead = `${ready}/${items.length}`;
+  const ahead = win ? win.items.slice(1) : [];
+  const ready = ahead.filter((item) => media.has(mediaUrls(item))).length;
+  const rater = $("#rater");
+  rater.dataset.ahead = `${ready}/${ahead.length}`;
+  rater.dataset.aheadBytes = String(media.aheadBytes);
 }
 
 function holdMedia() {
-  const items = win ? [...win.items] : [];
-  if (win?.preload && !items.some((item) => item.id === win.preload.id)) items.push(win.preload);
-  media.keep(items.flatMap(mediaUrls));
+  const [showing, ...ahead] = win ? win.items : [];
+  if (win?.preload && ![showing, ...ahead].some((item) => item?.id === win.preload.id)) {
+    ahead.push(win.preload);
+  }
+  media.keep({
+    showing: showing ? mediaUrls(showing) : [],
+    ahead: ahead.slice(0, config.ahead.items).flatMap(mediaUrls),
+  });
   showAhead();
 }
 
