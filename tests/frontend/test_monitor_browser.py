@@ -109,3 +109,78 @@ def test_the_monitor_says_when_its_numbers_are_stale(live_server, context, page,
     page.locator("#updated").filter(has_text="not updated: the server answered 403").wait_for(
         timeout=10_000
     )
+
+
+# Counts the changes to the live region #progress (its text written anew is one).
+COUNT_PROGRESS_WRITES = """() => {
+    window.progressWrites = 0;
+    const count = (changes) => (window.progressWrites += changes.length);
+    new MutationObserver(count).observe(document.querySelector('#progress'),
+        { childList: true, characterData: true, subtree: true });
+}"""
+POLLED = "before => document.querySelector('#updated').textContent !== before"
+
+
+def next_poll(page) -> None:
+    """Wait until the monitor has redrawn once more (its "updated" time moves on)."""
+    before = page.locator("#updated").inner_text()
+    page.wait_for_function(POLLED, arg=before, timeout=10_000)
+
+
+def watched_rater(live_server, context, page, rater_study):
+    """A rater who has started, and an admin on the monitor with the focus on the rater's
+    Pause button: (the rater's client, the study, the assignment, its row, the admin)."""
+    tiny = rater_study(rest_every=0)
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    rater.get(tiny.base + "next/")
+    assignment = Assignment.objects.get(rater__user=user)
+    admin = UserFactory(is_staff=True)
+    signed_in(context, live_server, admin)
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{assignment.pk}"]')
+    row.locator("td").nth(2).filter(has_text="0 / 8").wait_for()
+    row.locator('button[data-action="pause"]').focus()
+    return rater, tiny, assignment, row, admin
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_button_keeps_the_keyboard_focus_across_polls(
+    live_server, context, page, rater_study
+):
+    # given: an admin on the monitor with the focus on a rater's Pause button
+    rater, tiny, assignment, row, _ = watched_rater(live_server, context, page, rater_study)
+    page.evaluate("() => (window.focusedButton = document.activeElement)")
+    page.evaluate(COUNT_PROGRESS_WRITES)
+    # when: two polls with nothing new
+    next_poll(page)
+    next_poll(page)
+    # then: the focus is on the same button, and the live region was not written again
+    assert page.evaluate("() => document.activeElement === window.focusedButton")
+    assert page.evaluate("() => window.progressWrites") == 0
+    # when: the rater answers a video (the row and the progress change)
+    item = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    row.locator("td").nth(2).filter(has_text="1 / 8").wait_for(timeout=10_000)
+    # then: the row was updated around the button in focus; the progress said it once
+    assert page.evaluate("() => document.activeElement === window.focusedButton")
+    assert page.locator("#progress").inner_text().startswith("1 answers")
+    assert page.evaluate("() => window.progressWrites") == 1
+    # and each button names the rater and session it acts on; the column is named
+    whose = f"{assignment.rater.pseudonym}, session {assignment.session.index}"
+    names = row.locator("button").evaluate_all("bs => bs.map(b => b.getAttribute('aria-label'))")
+    assert names == [f"Pause: {whose}", f"Exclude session: {whose}", f"Exclude rater: {whose}"]
+    assert page.locator("#assignments thead th").last.inner_text() == "Actions"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_focus_stays_on_the_row_whose_focused_action_went(
+    live_server, context, page, rater_study
+):
+    # given: the focus on a rater's Pause button
+    _, _, assignment, row, admin = watched_rater(live_server, context, page, rater_study)
+    # when: another admin pauses the session (Pause gives way to Reopen)
+    assignment_pause(assignment=assignment, reason="stalls", by=admin)
+    row.locator('button[data-action="reopen"]').wait_for(timeout=10_000)
+    # then: the focus is on the row's first button, not lost to the page
+    assert page.evaluate("() => document.activeElement.dataset.action") == "reopen"

@@ -47,8 +47,8 @@ async function act(url, csrf, reason) {
   }
 }
 
-function actionButtons(row, options, refresh) {
-  const td = document.createElement("td");
+/** The actions open to a row's session: [path, label], in the order shown. */
+function actionsOf(row) {
   const actions = [];
   if (row.state === "active" || row.state === "on_break") actions.push(["pause", "Pause"]);
   if (row.state === "paused" || row.state === "excluded") actions.push(["reopen", "Reopen"]);
@@ -56,20 +56,40 @@ function actionButtons(row, options, refresh) {
     actions.push(["exclude", "Exclude session"]);
     actions.push(["exclude-rater", "Exclude rater"]);
   }
-  for (const [path, label] of actions) {
-    const button = document.createElement("button");
-    button.className = "small";
-    button.textContent = label;
-    button.dataset.action = path;
-    button.addEventListener("click", async () => {
-      const reason = prompt(`${label}: reason?`);
-      if (!reason) return;
-      await act(`/api/assignments/${row.id}/${path}/`, options.csrf, reason);
-      refresh();
-    });
-    td.append(button);
-  }
-  return td;
+  return actions;
+}
+
+function actionButton(row, [path, label], options, refresh) {
+  const button = document.createElement("button");
+  button.className = "small";
+  button.textContent = label;
+  button.dataset.action = path;
+  // every row has the same buttons: the name says whose session each acts on
+  button.setAttribute("aria-label", `${label}: ${row.rater}, session ${row.session}`);
+  button.addEventListener("click", async () => {
+    const reason = prompt(`${label}: reason?`);
+    if (!reason) return;
+    await act(`/api/assignments/${row.id}/${path}/`, options.csrf, reason);
+    refresh();
+  });
+  return button;
+}
+
+/** The row's action buttons, changed only where its actions changed: a button that stays
+ * is the same element, so the keyboard focus on it outlives the poll. */
+function updateActions(td, row, options, refresh) {
+  const wanted = actionsOf(row);
+  const kept = new Map([...td.children].map((button) => [button.dataset.action, button]));
+  const buttons = wanted.map(
+    (action) => kept.get(action[0]) || actionButton(row, action, options, refresh),
+  );
+  const same =
+    buttons.length === td.children.length && buttons.every((button, at) => td.children[at] === button);
+  if (!same) td.replaceChildren(...buttons);
+}
+
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
 }
 
 // Adaptive collection (annotation.services.adaptive.adaptive_summary): the saving against
@@ -124,40 +144,77 @@ function renderAdaptive(a) {
     `at most ${a.max_ratings}; ${a.open_rated} open videos have kept ratings; ${reviewed}.`;
 }
 
+function cellTexts(row) {
+  return [
+    row.rater,
+    row.session,
+    `${row.position} / ${row.length}`,
+    stateText(row),
+    row.seconds_per_stimulus,
+    formatAgo(row.last_activity_at),
+    row.golden_agreement === null ? "–" : row.golden_agreement.toFixed(3),
+    flagsText(row),
+    row.stalls,
+  ].map((text) => String(text ?? "–"));
+}
+
+function newRow(row, texts) {
+  const tr = document.createElement("tr");
+  tr.dataset.assignment = row.id;
+  tr.append(...texts.map(cell), document.createElement("td"));
+  return tr;
+}
+
+/** Update the table's rows in place (a row is its assignment's, kept across polls):
+ * a button in focus stays the same element, and is never taken out and put back. */
+function renderRows(tbody, rows, options, refresh) {
+  const existing = new Map([...tbody.children].map((tr) => [tr.dataset.assignment, tr]));
+  const active = document.activeElement;
+  const focused = tbody.contains(active)
+    ? { assignment: active.closest("tr")?.dataset.assignment, action: active.dataset.action }
+    : null;
+  const wanted = rows.map((row) => {
+    const texts = cellTexts(row);
+    const tr = existing.get(String(row.id)) || newRow(row, texts);
+    const cells = tr.children;
+    texts.forEach((text, at) => setText(cells[at], text));
+    updateActions(cells[texts.length], row, options, refresh);
+    return tr;
+  });
+  const keep = new Set(wanted);
+  for (const tr of [...tbody.children]) if (!keep.has(tr)) tr.remove();
+  // insert only the rows out of place: the others (the focused one too) are not moved
+  wanted.forEach((tr, at) => {
+    if (tbody.children[at] !== tr) tbody.insertBefore(tr, tbody.children[at] || null);
+  });
+  // the focused button went (Pause became Reopen, or the row was filtered out): the
+  // focus goes to the row's first button, else to the table, not to the page's top
+  if (focused && !tbody.contains(document.activeElement)) {
+    const row = wanted.find((tr) => tr.dataset.assignment === focused.assignment);
+    const again =
+      row?.querySelector(`button[data-action="${focused.action}"]`) || row?.querySelector("button");
+    (again || document.getElementById("assignments")).focus();
+  }
+}
+
 function render(body, options, refresh) {
   const p = body.progress;
   renderAdaptive(body.adaptive);
-  document.getElementById("progress").textContent =
+  // a live region: written only when its words change, so that it is read out then only
+  setText(
+    document.getElementById("progress"),
     `${p.answers} answers · ${p.answers_per_stimulus} of ${p.target_per_stimulus} per stimulus · ` +
-    `${p.answers_last_hour} in the last hour · expected finish: ` +
-    (p.expected_finish ? formatMoment(p.expected_finish) : "–");
+      `${p.answers_last_hour} in the last hour · expected finish: ` +
+      (p.expected_finish ? formatMoment(p.expected_finish) : "–"),
+  );
   const state = document.getElementById("filter-state").value;
   const flaggedOnly = document.getElementById("filter-flagged").checked;
-  const tbody = document.querySelector("#assignments tbody");
   const rows = body.assignments.filter(
     (row) =>
       (!state || row.state === state || (state === "excluded" && row.rater_excluded)) &&
       (!flaggedOnly || row.flagged_line_clicker || row.rater_excluded),
   );
-  tbody.replaceChildren(
-    ...rows.map((row) => {
-      const tr = document.createElement("tr");
-      tr.dataset.assignment = row.id;
-      tr.append(
-        cell(row.rater),
-        cell(row.session),
-        cell(`${row.position} / ${row.length}`),
-        cell(stateText(row)),
-        cell(row.seconds_per_stimulus),
-        cell(formatAgo(row.last_activity_at)),
-        cell(row.golden_agreement === null ? "–" : row.golden_agreement.toFixed(3)),
-        cell(flagsText(row)),
-        cell(row.stalls),
-        actionButtons(row, options, refresh),
-      );
-      return tr;
-    }),
-  );
+  renderRows(document.querySelector("#assignments tbody"), rows, options, refresh);
   // as every moment on the page: UTC, 24 hours (the browser's locale would say 1:38:03 AM)
   document.getElementById("updated").textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
 }
