@@ -111,6 +111,8 @@ def rater_strings() -> dict[str, str]:
         "pv_verify_left": gettext("Say yes or no to every label ({left} left)."),
         "pv_yes": gettext("Yes"),
         "pv_no": gettext("No"),
+        # a verify answer, said in a live region: "walk: Yes"
+        "pv_said": gettext("{name}: {verdict}"),
         "pv_ready": gettext("Press Next (or Enter) to save your answer."),
         "ready": gettext("Press Next (or Enter) to save your rating."),
         "video_failed": gettext(

@@ -107,3 +107,32 @@ def onboard(page, live_server, tiny: TinyStudy, pid: str = "P1") -> None:
     wait_step(page, "message")
     page.click("#message-continue")
     wait_step(page, "rating")
+
+
+# The contrast ratio (WCAG 2: (L1 + 0.05) / (L2 + 0.05)) of an element's text against the
+# first opaque background behind it, the opacities of it and its ancestors applied: what an
+# audit's colour-contrast check measures, for the plain colours these pages use.
+CONTRAST = """node => {
+    const rgb = (text) => text.match(/[\\d.]+/g).map(Number);
+    const luminance = ([r, g, b]) => {
+        const linear = (c) => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    };
+    let opacity = 1, back = null;
+    for (let at = node; at instanceof Element; at = at.parentElement) {
+        const style = getComputedStyle(at);
+        opacity *= Number(style.opacity);
+        const [r, g, b, a = 1] = rgb(style.backgroundColor);
+        if (!back && a === 1) back = [r, g, b];
+    }
+    back ??= [255, 255, 255];
+    const [r, g, b, a = 1] = rgb(getComputedStyle(node).color);
+    const shown = [r, g, b].map((c, i) => c * a * opacity + back[i] * (1 - a * opacity));
+    const [light, dark] = [luminance(shown), luminance(back)].sort((x, y) => y - x);
+    return (light + 0.05) / (dark + 0.05);
+}"""
+
+
+def contrast(locator) -> float:
+    """The contrast ratio of the element's text (CONTRAST)."""
+    return locator.evaluate(CONTRAST)

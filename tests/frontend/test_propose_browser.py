@@ -27,7 +27,7 @@ from media_pipeline.ffmpeg.synth import make_clip
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 from tests.annotation.design_fixtures import EXPERT_ACTIONS, SMALL_VOCABULARY, running_study
 from tests.annotation.rater_fixtures import TinyStudy
-from tests.frontend.rater_browser import agree, delivered, enter, wait_step
+from tests.frontend.rater_browser import agree, contrast, delivered, enter, wait_step
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -201,11 +201,21 @@ def candidates(page) -> list[int]:
     ]
 
 
+FOCUSED_LABEL = """() => {
+    const named = document.activeElement.getAttribute('aria-labelledby');
+    return named && document.getElementById(named).textContent;
+}"""
+
+
+def said(page) -> str:
+    return page.locator('[data-field="said"]').inner_text()
+
+
 def verify_session(page) -> dict[str, dict[int, bool]]:
     """Verify every item of the session: the first by clicks (yes, no, yes, ...), the
     others by keys (y, n, y, ... down the list, then up, K or ↑, to change the last but
-    one to yes, down, J or ↓, to change the last to no, Enter). The verdicts given, by
-    item."""
+    one to yes, down, J or ↓, to change the last to no, Enter), checking that the focus
+    follows the keys and each answer is said. The verdicts given, by item."""
     given = {}
     while wait_step(page, "rating", "message", "finished") == "rating":
         item, stage = shown(page)
@@ -214,6 +224,12 @@ def verify_session(page) -> dict[str, dict[int, bool]]:
         stored = Item.objects.get(public_id=item).candidates.order_by("order")
         assert shown_ids == list(stored.values_list("action__action_id", flat=True))
         verdicts = {action: index % 2 == 0 for index, action in enumerate(shown_ids)}
+        names = page.locator(".pv-candidate .pv-name").all_inner_texts()
+        # each row's Yes and No, a group named by its label, say which label they answer
+        for name in names:
+            group = page.get_by_role("group", name=name, exact=True)
+            assert group.get_by_role("button", name=f"Yes: {name}", exact=True).count() == 1
+            assert group.get_by_role("button", name=f"No: {name}", exact=True).count() == 1
         if not given:
             for action, verdict in verdicts.items():
                 page.click(
@@ -222,13 +238,21 @@ def verify_session(page) -> dict[str, dict[int, bool]]:
             assert page.locator("#next").is_enabled()
             save(page, item)
         else:
+            # the keys start on the first label, with the focus
+            assert page.evaluate(FOCUSED_LABEL) == names[0]
             for index in range(len(shown_ids)):
                 assert page.locator("#next").is_disabled()
                 page.keyboard.press("y" if index % 2 == 0 else "n")
+                assert said(page) == f"{names[index]}: {'Yes' if index % 2 == 0 else 'No'}"
+                if index + 1 < len(names):  # the focus went on to the next label
+                    assert page.evaluate(FOCUSED_LABEL) == names[index + 1]
             up, down = ("k", "j") if len(given) == 1 else ("ArrowUp", "ArrowDown")
             page.keyboard.press(up)
+            assert page.evaluate(FOCUSED_LABEL) == names[-2]
             page.keyboard.press("y")
+            assert said(page) == f"{names[-2]}: Yes"
             page.keyboard.press(down)
+            assert page.evaluate(FOCUSED_LABEL) == names[-1]
             page.keyboard.press("n")
             verdicts[shown_ids[-2]], verdicts[shown_ids[-1]] = True, False
             save(page, item, by_key=True)
@@ -296,9 +320,14 @@ def test_the_limits_hold_in_the_page_and_text_fields_keep_their_keys(
     item, _ = shown(page)
     assert page.locator("#next").is_disabled()
     assert hint(page) == "Still to choose: Pose (or flag the segment when you cannot)."
-    headings = page.eval_on_selector_all(".pv-group h3", "hs => hs.map(h => h.textContent)")
+    # the groups' headings are the level under the page's h1
+    headings = page.eval_on_selector_all(".pv-group h2", "hs => hs.map(h => h.textContent)")
     assert headings == ["Pose: choose 1", "Person-object: up to 3", "Person-person: up to 3"]
-    # when: typing in the search (it has the focus once the segment has played)
+    # when: "/" (the key to the search) pressed in the search, which has the focus once
+    # the segment has played: it types nothing there
+    page.keyboard.press("/")
+    assert page.locator("#pv-search").input_value() == ""
+    # when: typing in the search
     page.keyboard.type("wa")
     # then: it filters; Enter picks nothing while two actions match
     visible = page.eval_on_selector_all(
@@ -311,6 +340,13 @@ def test_the_limits_hold_in_the_page_and_text_fields_keep_their_keys(
     page.fill("#pv-search", "STA")
     page.keyboard.press("Enter")
     assert chips(page) == [STAND] and page.locator("#pv-search").input_value() == ""
+    # and the chip's group is legible (4.5:1), as is the text of the answers while they
+    # are closed (before the segment has played)
+    assert contrast(page.locator(".pv-chip-group")) >= 4.5
+    page.eval_on_selector(".pv-answers", "answers => (answers.disabled = true)")
+    assert contrast(page.locator(".pv-search-label")) >= 4.5
+    assert contrast(page.locator(".pv-propose .keys")) >= 4.5
+    page.eval_on_selector(".pv-answers", "answers => (answers.disabled = false)")
     assert page.locator("#next").is_enabled()
     # then: a second pose is refused, by click or by search, saying why
     page.click(f'.pv-action[data-action="{SIT}"]', force=True)

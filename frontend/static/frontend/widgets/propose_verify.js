@@ -11,9 +11,10 @@
 //   once every one is answered.
 //
 // Keys: propose: / finds an action; in the search, Enter picks its single match and Esc
-// leaves it; Enter in a text field leaves it. Verify: ↑ ↓ or K J move between the
-// labels, Y and N answer the marked one. Both: Enter saves and Space plays the segment
-// again (the page's keys); Space presses a focused button or ticks a focused box.
+// leaves it; Enter in a text field leaves it. Verify: ↑ ↓ or K J move the focus between
+// the labels, Y and N answer the one in focus (said in a live region) and the focus goes
+// on to the next unanswered. Both: Enter saves and Space plays the segment again (the
+// page's keys); Space presses a focused button or ticks a focused box.
 
 import { Player } from "../rater_controls.js";
 
@@ -76,7 +77,8 @@ class Propose {
     node.dataset.group = group.key;
     let limit = "pv_group_up_to";
     if (group.required) limit = group.limit === 1 ? "pv_group_one" : "pv_group_range";
-    node.append(element("h3", "", this.t(limit, { group: group.label, limit: group.limit })));
+    // under the step's h1 (the page's "Rating"): h2, as no level may be skipped
+    node.append(element("h2", "", this.t(limit, { group: group.label, limit: group.limit })));
     const list = element("div", "pv-actions");
     for (const action of group.actions) {
       const entry = { ...action, group };
@@ -159,7 +161,11 @@ class Propose {
   // A text field keeps its keys from the page's shortcuts; Enter would send the form.
   searchKey(event) {
     event.stopPropagation();
-    if (event.key === "Escape") {
+    // "/" is the key that brings the rater here: pressed again in the empty box, it is
+    // not the start of a name
+    if (event.key === "/" && !this.search.value) {
+      event.preventDefault();
+    } else if (event.key === "Escape") {
       this.search.value = "";
       this.filter();
       this.search.blur();
@@ -256,46 +262,75 @@ const VERIFY_KEYS = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 };
 class Verify {
   constructor(root, { item, state, t, changed }) {
     Object.assign(this, { t, changed, focus: 0, watched: false });
+    this.said = field(root, "said");
     const groups = new Map(state.groups.map((group) => [group.key, group.label]));
     this.rows = item.candidates.map((candidate, index) => {
       const node = element("li", "pv-candidate");
       node.dataset.action = String(candidate.id);
-      node.append(
-        element("span", "pv-name", candidate.name),
-        element("span", "pv-group-label", groups.get(candidate.group) || ""),
-      );
+      const name = element("span", "pv-name", candidate.name);
+      name.id = `pv-candidate-${candidate.id}`;
+      node.append(name, element("span", "pv-group-label", groups.get(candidate.group) || ""));
       const answer = (verdict) => () => this.answer(index, verdict);
-      const yes = button("pv-yes", t("pv_yes"), answer(true));
-      const no = button("pv-no", t("pv_no"), answer(false));
-      yes.append(" ", element("kbd", "", "Y"));
-      no.append(" ", element("kbd", "", "N"));
+      const yes = this.verdictButton("pv-yes", "pv_yes", "Y", candidate.name, answer(true));
+      const no = this.verdictButton("pv-no", "pv_no", "N", candidate.name, answer(false));
+      // the row's Yes and No as a group named by its label: what the keys move the focus to
       const choices = element("span", "pv-verdict");
+      choices.tabIndex = -1;
+      choices.setAttribute("role", "group");
+      choices.setAttribute("aria-labelledby", name.id);
       choices.append(yes, no);
       node.append(choices);
-      return { ...candidate, node, yes, no, verdict: null };
+      // a row reached by Tab or a click is the one the keys answer
+      node.addEventListener("focusin", () => this.focus !== index && this.mark(index));
+      return { ...candidate, node, choices, yes, no, verdict: null };
     });
     field(root, "candidates").replaceChildren(...this.rows.map((row) => row.node));
     this.render();
   }
 
+  /** "Yes", named with the label it answers ("Yes: walk"), as every row has one; its key
+   * is shown by the style sheet (so that the name holds all the button's text) and named
+   * in aria-keyshortcuts. */
+  verdictButton(className, text, key, name, onClick) {
+    const node = button(className, this.t(text), onClick);
+    node.setAttribute("aria-label", `${this.t(text)}: ${name}`);
+    node.setAttribute("aria-keyshortcuts", key);
+    return node;
+  }
+
+  mark(index) {
+    this.focus = index;
+    this.render();
+  }
+
   answer(index, verdict) {
-    this.rows[index].verdict = verdict;
+    const row = this.rows[index];
+    row.verdict = verdict;
+    this.said.textContent = this.t("pv_said", {
+      name: row.name,
+      verdict: this.t(verdict ? "pv_yes" : "pv_no"),
+    });
     // on to the next unanswered label (after this one, then from the top), as a fast
     // review tool does; stay when every one is answered
     const order = [...this.rows.keys()].map((step) => (index + 1 + step) % this.rows.length);
     const next = order.find((at) => this.rows[at].verdict === null);
     this.focus = next ?? index;
     this.render();
+    this.focusMarked();
   }
 
   move(step) {
     this.focus = Math.min(this.rows.length - 1, Math.max(0, this.focus + step));
     this.render();
+    this.focusMarked();
   }
 
-  /** Keep the marked label in view as the keys move through a long list. */
-  reveal() {
-    this.rows[this.focus]?.node.scrollIntoView({ block: "nearest" });
+  /** The keyboard's focus to the marked label's Yes and No, kept in view. */
+  focusMarked() {
+    const row = this.rows[this.focus];
+    if (!row) return;
+    row.choices.focus({ preventScroll: true });
+    row.node.scrollIntoView({ block: "nearest" });
   }
 
   render() {
@@ -329,6 +364,10 @@ class Verify {
 
   opened() {
     this.watched = true;
+    // the keys start at the first label, as the propose stage's start in its search
+    const active = document.activeElement;
+    const onControl = active?.matches("button:enabled, input:enabled, textarea, select, a[href]");
+    if (!onControl) this.focusMarked();
   }
 
   onKey(event) {
@@ -340,7 +379,6 @@ class Verify {
     } else {
       return false;
     }
-    this.reveal();
     return true;
   }
 }
