@@ -139,13 +139,20 @@ def test_the_keyboard_starts_in_the_videos(page, live_server, ranking_study):
     )
     assert [page.locator(f"#{name}").inner_text() for name in label][0] == "Videos"
     assert page.locator(f"#{label[1]}").inner_text().startswith("Keys:")
-    # and the keys work from there: → chooses the second video
+    # and the keys work from there: → chooses the second video, with the focus, and says
+    # where it stands
     videos = shown_videos(page)
     page.keyboard.press("ArrowRight")
     assert page.locator(".rank-tile.focused").get_attribute("data-video") == videos[1]
-    # and Tab goes on to the first video's poster
+    assert page.evaluate("() => document.activeElement.dataset.video") == videos[1]
+    assert said(page) == "Video B: Not played yet"
+    # and Tab goes on to that video's poster
     page.keyboard.press("Tab")
     assert page.evaluate(focused)[1] == "rank-poster"
+    assert (
+        page.evaluate("() => document.activeElement.closest('.rank-tile').dataset.video")
+        == (videos[1])
+    )
 
 
 def test_a_ranking_given_offline_is_sent_once_when_the_connection_is_back(
@@ -216,6 +223,47 @@ def test_videos_are_placed_and_reordered_by_dragging(page, live_server, ranking_
     assert chips == [videos[2], videos[0], videos[1]]
     page.click("#next")
     assert stored_order(page, item) == chips
+
+
+def said(page) -> str:
+    return page.locator('.widget-ranking [data-field="said"]').inner_text()
+
+
+def test_each_button_is_named_with_its_video_and_the_keys_say_what_they_did(
+    page, live_server, ranking_study
+):
+    # given: an item's three videos played
+    _, videos = played_item(page, live_server, ranking_study)
+    grid, order = page.locator(".rank-grid"), page.locator(".rank-order")
+    # then: each tile's buttons say which video they are for
+    for letter in "ABC":
+        for name in (f"Video {letter}", f"Compare video {letter}", f"Place video {letter}"):
+            assert grid.get_by_role("button", name=name, exact=True).count() == 1
+    # when: the first placed by a click, the third by its key
+    grid.get_by_role("button", name="Place video A", exact=True).click()
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowLeft")  # from the first, round to the third
+    assert said(page) == "Video C: Played"
+    page.keyboard.press("p")
+    # then: said, with the place; the button now takes it back, named so; the order's
+    # buttons name their video too
+    assert said(page) == "Video C: Played · in place 2"
+    assert page.evaluate("() => document.activeElement.dataset.video") == videos[2]
+    assert grid.get_by_role("button", name="Take back video C", exact=True).inner_text() == (
+        "Take back"
+    )
+    for letter in "AC":
+        for name in (f"Move video {letter} up", f"Move video {letter} down"):
+            assert order.get_by_role("button", name=name, exact=True).count() == 1
+        assert order.get_by_role("button", name=f"Take back video {letter}").count() == 1
+
+    # and a placed video's button is one line high, as an unplaced one's (the place is
+    # in its state's line)
+    placed = page.locator(f'.rank-tile[data-video="{videos[2]}"] .rank-place')
+    unplaced = page.locator(f'.rank-tile[data-video="{videos[1]}"] .rank-place')
+    assert placed.bounding_box()["height"] == unplaced.bounding_box()["height"]
+    status = page.locator(f'.rank-tile[data-video="{videos[2]}"] .rank-status')
+    assert status.inner_text() == "Played · in place 2"
 
 
 def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, ranking_study):

@@ -4,10 +4,11 @@
 // "Place", or dragging a poster into the order) and reorders by dragging or with the
 // arrows. The answer opens once every video has played to its end and all are placed.
 //
-// Keys: ← → choose a video; V play it; C play it beside the one in the viewer; P place
-// it next (T: in the same place as the last, where ties are allowed); U take back the
-// last placed; [ ] move the chosen video up or down in the order. Enter saves and
-// Space plays the viewer again (the page's keys).
+// Keys: ← → choose a video (the focus goes to its tile, and its state is said in a live
+// region); V play it; C play it beside the one in the viewer; P place it next (T: in the
+// same place as the last, where ties are allowed); U take back the last placed; [ ] move
+// the chosen video up or down in the order. Enter saves and Space plays the viewer again
+// (the page's keys). Every tile has the same buttons: each is named with its video.
 
 import { Player } from "../rater_controls.js";
 
@@ -21,6 +22,7 @@ export default class RankingWidget {
     field(mount, "prompt").textContent = item.prompt || "";
     this.grid = field(mount, "grid");
     this.orderList = field(mount, "order");
+    this.said = field(mount, "said");
     this.slots = [...mount.querySelectorAll(".viewer-slot")];
     this.places = []; // [[video id, ...], ...], best first
     this.focus = 0;
@@ -41,7 +43,14 @@ export default class RankingWidget {
     const tile = document.createElement("li");
     tile.className = "rank-tile";
     tile.dataset.video = entry.id;
+    tile.tabIndex = -1; // where ← → take the focus
     tile.draggable = true;
+    // a tile reached by Tab or a click is the one the keys act on
+    tile.addEventListener("focusin", () => {
+      if (this.focus === entry.index) return;
+      this.focus = entry.index;
+      this.render();
+    });
     tile.addEventListener("dragstart", (event) => event.dataTransfer.setData("text/plain", entry.id));
     const show = document.createElement("button");
     show.type = "button";
@@ -54,25 +63,21 @@ export default class RankingWidget {
     label.textContent = this.t("ranking_video", { letter: entry.letter });
     show.append(poster, label);
     show.addEventListener("click", () => this.view(entry.index));
-    const compare = document.createElement("button");
-    compare.type = "button";
-    compare.className = "secondary rank-compare";
-    compare.textContent = this.t("ranking_compare");
-    compare.addEventListener("click", () => this.view(entry.index, { beside: true }));
-    const place = document.createElement("button");
-    place.type = "button";
-    place.className = "rank-place";
-    place.addEventListener("click", () => this.place(entry.id));
+    const { letter } = entry;
+    const compare = this.button("secondary rank-compare", this.t("ranking_compare"), () =>
+      this.view(entry.index, { beside: true }),
+    );
+    compare.setAttribute("aria-label", this.t("ranking_compare_name", { letter }));
+    const place = this.button("rank-place", "", () => this.place(entry.id));
     const status = document.createElement("span");
     status.className = "rank-status muted";
     tile.append(show, status, compare, place);
     let tie = null;
     if (this.ties) {
-      tie = document.createElement("button");
-      tie.type = "button";
-      tie.className = "secondary rank-tie";
-      tie.textContent = this.t("ranking_tie");
-      tie.addEventListener("click", () => this.place(entry.id, { tie: true }));
+      tie = this.button("secondary rank-tie", this.t("ranking_tie"), () =>
+        this.place(entry.id, { tie: true }),
+      );
+      tie.setAttribute("aria-label", this.t("ranking_tie_name", { letter }));
       tile.append(tie);
     }
     entry.tile = { tile, place, status, tie };
@@ -112,11 +117,11 @@ export default class RankingWidget {
     if (this.placeOf(id) >= 0) return this.unplace(id);
     if (tie && this.ties && this.places.length) this.places.at(-1).push(id);
     else this.places.push([id]);
-    this.changed();
+    this.changed(id);
   }
 
   unplace(id) {
-    if (this.takeOut(id)) this.changed();
+    if (this.takeOut(id)) this.changed(id);
   }
 
   /** Take the video out of its place (no render); false when it had none. */
@@ -136,7 +141,7 @@ export default class RankingWidget {
     this.takeOut(id);
     const target = Math.min(Math.max(0, to), this.places.length);
     this.places.splice(target, 0, [id]);
-    this.changed();
+    this.changed(id);
   }
 
   dropped(event, before) {
@@ -147,12 +152,31 @@ export default class RankingWidget {
     this.takeOut(id);
     const at = before === null ? this.places.length : this.placeOf(before);
     this.places.splice(at < 0 ? this.places.length : at, 0, [id]);
-    this.changed();
+    this.changed(id);
   }
 
-  changed() {
+  /** After a change to the video `id`'s place: show it, and say it. */
+  changed(id) {
     this.render();
+    this.say(this.videos.find((entry) => entry.id === id));
     this.onChange();
+  }
+
+  /** "Video C: Played · in place 2", in the live region. */
+  say(entry) {
+    if (!entry) return;
+    const video = this.t("ranking_video", { letter: entry.letter });
+    this.said.textContent = this.t("ranking_said", { video, status: entry.tile.status.textContent });
+  }
+
+  /** ← →: the focus to the next or previous video's tile, its state said. */
+  choose(index) {
+    this.focus = index;
+    this.render();
+    const entry = this.videos[index];
+    entry.tile.tile.focus({ preventScroll: true });
+    entry.tile.tile.scrollIntoView({ block: "nearest" });
+    this.say(entry);
   }
 
   render() {
@@ -169,8 +193,14 @@ export default class RankingWidget {
       tile.dataset.played = entry.played ? "yes" : "no";
       const placed = rankOf.get(entry.id);
       if (entry.tile.tie) entry.tile.tie.hidden = Boolean(placed) || !this.places.length;
-      place.textContent = placed ? this.t("ranking_placed", { rank: placed }) : this.t("ranking_place");
-      status.textContent = entry.played ? this.t("ranking_played") : this.t("ranking_not_played");
+      const { letter } = entry;
+      place.textContent = this.t(placed ? "ranking_take_back" : "ranking_place");
+      const name = placed ? "ranking_take_back_name" : "ranking_place_name";
+      place.setAttribute("aria-label", this.t(name, { letter }));
+      const played = this.t(entry.played ? "ranking_played" : "ranking_not_played");
+      status.textContent = placed
+        ? `${played} · ${this.t("ranking_in_place", { rank: placed })}`
+        : played;
     }
     const byId = new Map(this.videos.map((entry) => [entry.id, entry]));
     // the order's buttons are made anew: a focused one (pressed by its key) keeps the focus
@@ -187,13 +217,19 @@ export default class RankingWidget {
           chip.className = "rank-chip";
           chip.draggable = true;
           chip.dataset.video = id;
-          chip.textContent = this.t("ranking_video", { letter: byId.get(id).letter });
+          const { letter } = byId.get(id);
+          chip.textContent = this.t("ranking_video", { letter });
           chip.addEventListener("dragstart", (event) => event.dataTransfer.setData("text/plain", id));
-          const up = this.button("↑", () => this.move(id, -1), this.t("ranking_up"));
-          const down = this.button("↓", () => this.move(id, 1), this.t("ranking_down"));
-          const remove = this.button("✕", () => this.unplace(id), this.t("ranking_remove"));
-          for (const [button, action] of [[up, "up"], [down, "down"], [remove, "remove"]]) {
+          const up = this.button("link", "↑", () => this.move(id, -1));
+          const down = this.button("link", "↓", () => this.move(id, 1));
+          const remove = this.button("link", "✕", () => this.unplace(id));
+          for (const [button, action, name] of [
+            [up, "up", "ranking_up"],
+            [down, "down", "ranking_down"],
+            [remove, "remove", "ranking_take_back_name"],
+          ]) {
             Object.assign(button.dataset, { video: id, action });
+            button.setAttribute("aria-label", this.t(name, { letter }));
           }
           chip.append(up, down, remove);
           row.append(chip);
@@ -210,12 +246,11 @@ export default class RankingWidget {
     }
   }
 
-  button(text, action, label) {
+  button(className, text, action) {
     const button = document.createElement("button");
     button.type = "button";
-    button.className = "link";
+    button.className = className;
     button.textContent = text;
-    button.setAttribute("aria-label", label);
     button.addEventListener("click", action);
     return button;
   }
@@ -274,8 +309,8 @@ export default class RankingWidget {
     const count = this.videos.length;
     const focused = this.videos[this.focus];
     const actions = {
-      ArrowRight: () => ((this.focus = (this.focus + 1) % count), this.render()),
-      ArrowLeft: () => ((this.focus = (this.focus + count - 1) % count), this.render()),
+      ArrowRight: () => this.choose((this.focus + 1) % count),
+      ArrowLeft: () => this.choose((this.focus + count - 1) % count),
       v: () => this.view(this.focus),
       c: () => this.view(this.focus, { beside: true }),
       p: () => this.place(focused.id),
