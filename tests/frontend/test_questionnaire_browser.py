@@ -4,11 +4,21 @@ comment is answered, each kind answered by clicks and keys and stored as given, 
 asked only some questions, and answers given offline sent once when the connection is
 back."""
 
+import re
+
 import pytest
 
-from annotation.models import Answer, LabelAnswer, Stimulus
+from annotation.designs.questionnaire import questions_forget
+from annotation.models import Answer, LabelAnswer, Question, Stimulus
 from tests.annotation.design_fixtures import EXPERT_ANSWERS
-from tests.frontend.rater_browser import agree, current_item, delivered, enter, wait_step
+from tests.frontend.rater_browser import (
+    agree,
+    contrast,
+    current_item,
+    delivered,
+    enter,
+    wait_step,
+)
 from tests.frontend.test_rater_offline import stored_items, wait_window
 from tests.frontend.test_rater_rating import server_order
 
@@ -42,8 +52,8 @@ def shown_questions(page) -> list[str]:
 
 
 def choose(page, key: str, value) -> None:
-    """Answer one question by clicks: a score or level by its value, tags one by one
-    ("None of these" for none), a comment typed."""
+    """Answer one question by clicks: a score or level by its value (the label of its
+    radio button), tags one by one ("None of these" for none), a comment typed."""
     box = question(page, key)
     kind = box.get_attribute("data-kind")
     if kind == "comment":
@@ -52,9 +62,9 @@ def choose(page, key: str, value) -> None:
         box.locator(".q-none").click()
     elif kind == "tags":
         for tag in value:
-            box.locator(f'button[data-value="{tag}"]').click()
+            box.locator(f'[data-value="{tag}"]').click()
     else:
-        box.locator(f'button[data-value="{value}"]').click()
+        box.locator(f'[data-value="{value}"]').click()
 
 
 def hint(page) -> str:
@@ -202,10 +212,10 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
         if shown_questions(page) == ALL:
             break
         answer_item(page, EXPERT_ANSWERS)
-    # when: a score by a click, then another by Space; "Invalid question"; three tags,
-    # one taken back by Space; a comment typed; Tab to Next, Enter
+    # when: a score by a click, then another by Space (on its radio button); "Invalid
+    # question"; three tags, one taken back by Space; a comment typed; Tab to Next, Enter
     choose(page, "overall", 8)
-    question(page, "overall").locator('button[data-value="4"]').focus()
+    question(page, "overall").locator('input[value="4"]').focus()
     page.keyboard.press(" ")
     choose(page, "object_text", "invalid")
     choose(page, "light", ["hard_light", "soft_light", "diffused_light"])
@@ -284,3 +294,61 @@ def test_answers_given_offline_are_sent_once_in_order_when_the_connection_is_bac
     assert LabelAnswer.objects.filter(answer__assignment__isnull=False).count() == sum(
         len(stored_labels(item)) for item in given
     )
+
+
+def test_a_question_of_one_answer_is_a_radio_group_of_one_tab_stop(
+    page, live_server, questionnaire_study
+):
+    # given: the light question of one tag, the top level described, on a qualified
+    # rater's item
+    tiny = questionnaire_study()
+    questions = Question.objects.filter(dimension__study=tiny.study)
+    questions.filter(dimension__key="light").update(multiple=False)
+    levels = questions.get(dimension__key="object_text").options
+    levels[-1]["description"] = "Every object the prompt names is there, as it says."
+    questions.filter(dimension__key="object_text").update(options=levels)
+    questions_forget(tiny.study.pk)
+    qualified(page, live_server, tiny)
+    while shown_questions(page) != ALL:
+        answer_item(page, EXPERT_ANSWERS)
+    item = current_item(page)
+
+    # then: each question of one answer is a radio group named by its question, an
+    # option a radio button ("None of these" among the tags)
+    def radios(group: str) -> list[str]:
+        snapshot = page.get_by_role("radiogroup", name=group, exact=True).aria_snapshot()
+        return re.findall(r'- radio "([^"]+)"', snapshot)
+
+    assert radios("Overall Score") == [str(score) for score in range(11)]
+    assert radios("Object-Text Consistency") == [
+        "Completely inconsistent",
+        "Partially consistent",
+        "Fully consistent Every object the prompt names is there, as it says.",
+        "Invalid question",
+    ]
+    tags = ["Hard Light", "Soft Light", "Diffused Light", "None of these"]
+    assert radios("Light Quality") == tags
+    # when: by keys from the first score (where the focus is once the video has played):
+    # → three times; Tab to the level, ↓ twice; Tab to the tags, Space, →
+    assert page.evaluate("() => document.activeElement.value") == "0"
+    for key in ["ArrowRight"] * 3 + ["Tab"] + ["ArrowDown"] * 2 + ["Tab", " ", "ArrowRight"]:
+        page.keyboard.press(key)
+    # then: one Tab stop a question, the arrows chose as they moved
+    checked = page.get_by_role("radio", checked=True)
+    assert checked.evaluate_all("rs => rs.map(r => r.name + '=' + r.value)") == [
+        "q-overall=3",
+        "q-object_text=3",
+        "q-light=soft_light",
+    ]
+    # and a chosen level's description is legible on its blue (4.5:1)
+    assert contrast(question(page, "object_text").locator(".q-description")) >= 4.5
+    # when: saved by Enter (the focus on a radio button)
+    page.keyboard.press("Enter")
+    moved_past(page, item)
+    delivered(page)
+    # then
+    assert stored_labels(item) == {
+        "overall": (3.0, False, [], ""),
+        "object_text": (3.0, False, [], ""),
+        "light": (None, False, ["soft_light"], ""),
+    }

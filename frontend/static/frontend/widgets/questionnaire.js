@@ -6,8 +6,13 @@
 // open once the video has played to its end; Next, once every question but the comment
 // is answered.
 //
-// Keys: Tab moves between the answers, Space presses the focused one, Enter saves and
-// Space elsewhere plays the video again (the page's keys); the comment box keeps its keys.
+// A question of one answer (a score, a level, one tag) is a group of radio buttons: one
+// Tab stop, the arrows move between its answers and choose; a question of several tags
+// is toggle buttons.
+//
+// Keys: Tab moves between the questions (and the tags of several), the arrows between a
+// question's answers, Space presses the focused one, Enter saves and Space elsewhere
+// plays the video again (the page's keys); the comment box keeps its keys.
 
 import { Player } from "../rater_controls.js";
 
@@ -34,6 +39,24 @@ function optionButton(className, value, onClick) {
   button.setAttribute("aria-pressed", "false");
   button.addEventListener("click", onClick);
   return button;
+}
+
+/** One answer of a one-answer question: a radio button inside its label, which shows it
+ * as the toggle buttons are shown (rater.css); `onChoose` when it is chosen. */
+function radioOption(question, className, value, onChoose) {
+  const option = element("label", `q-option ${className}`);
+  option.dataset.value = String(value);
+  const radio = element("input", "visually-hidden");
+  Object.assign(radio, { type: "radio", name: `q-${question.key}`, value: String(value) });
+  radio.addEventListener("change", () => radio.checked && onChoose());
+  option.append(radio);
+  return option;
+}
+
+/** A question box of one answer: a radio group, named by its legend. */
+function oneAnswer(box) {
+  box.setAttribute("role", "radiogroup");
+  return box;
 }
 
 function press(buttons, pressed) {
@@ -82,7 +105,12 @@ function questionBox(question, t) {
     legend.append(element("span", "muted", ` ${t("questionnaire_optional")}`));
   }
   box.append(legend);
-  if (question.text) box.append(element("p", "q-text muted", question.text));
+  if (question.text) {
+    const text = element("p", "q-text muted", question.text);
+    text.id = `q-${question.key}-text`;
+    box.setAttribute("aria-describedby", text.id);
+    box.append(text);
+  }
   return box;
 }
 
@@ -95,14 +123,14 @@ class Score {
     const count = Math.floor((max - min) / step + 1e-6) + 1; // the steps within the scale
     this.onStep = (index) => Number((min + index * step).toFixed(decimals));
     if (count <= MAX_STEP_BUTTONS) {
+      oneAnswer(this.node);
       const row = element("div", "q-options q-steps");
-      this.buttons = Array.from({ length: count }, (_, index) => {
+      for (let index = 0; index < count; index += 1) {
         const value = this.onStep(index);
-        const button = optionButton("q-step", value, () => this.choose(value));
-        button.textContent = String(value);
-        return button;
-      });
-      row.append(...this.buttons);
+        const option = radioOption(question, "q-step", value, () => this.choose(value));
+        option.append(String(value));
+        row.append(option);
+      }
       this.node.append(row);
       return;
     }
@@ -125,7 +153,6 @@ class Score {
 
   choose(value, shown) {
     this.value = value;
-    if (this.buttons) press(this.buttons, (button) => button.dataset.value === String(value));
     if (shown) shown.textContent = String(value);
     this.changed();
   }
@@ -138,26 +165,24 @@ class Score {
 class Ordinal {
   constructor(question, { t, changed }) {
     Object.assign(this, { question, changed, value: undefined });
-    this.node = questionBox(question, t);
+    this.node = oneAnswer(questionBox(question, t));
     const row = element("div", "q-options q-levels");
-    this.buttons = question.options.map((option) => {
-      const button = optionButton("q-level", option.value, () => this.choose(option.value));
-      button.append(element("strong", "", option.label));
-      if (option.description) button.append(element("span", "q-description", option.description));
-      return button;
-    });
-    if (question.invalid_option) {
-      const button = optionButton("q-invalid", INVALID, () => this.choose(INVALID));
-      button.textContent = t("questionnaire_invalid");
-      this.buttons.push(button);
+    for (const level of question.options) {
+      const option = radioOption(question, "q-level", level.value, () => this.choose(level.value));
+      option.append(element("strong", "", level.label));
+      if (level.description) option.append(element("span", "q-description", level.description));
+      row.append(option);
     }
-    row.append(...this.buttons);
+    if (question.invalid_option) {
+      const option = radioOption(question, "q-invalid", INVALID, () => this.choose(INVALID));
+      option.append(t("questionnaire_invalid"));
+      row.append(option);
+    }
     this.node.append(row);
   }
 
   choose(value) {
     this.value = value;
-    press(this.buttons, (button) => button.dataset.value === String(value));
     this.changed();
   }
 
@@ -166,6 +191,35 @@ class Ordinal {
   }
 }
 
+/** Tags of one answer: the tag that applies, or "None of these" (an empty list). */
+class OneTag {
+  constructor(question, { t, changed }) {
+    Object.assign(this, { question, changed, value: undefined });
+    this.node = oneAnswer(questionBox(question, t));
+    this.node.append(element("p", "q-text muted", t("questionnaire_one")));
+    const row = element("div", "q-options q-tags");
+    for (const tag of question.options) {
+      const option = radioOption(question, "q-tag", tag.value, () => this.choose([tag.value]));
+      option.append(tag.label);
+      row.append(option);
+    }
+    const none = radioOption(question, "q-none", "", () => this.choose([]));
+    none.append(t("questionnaire_none"));
+    row.append(none);
+    this.node.append(row);
+  }
+
+  choose(tags) {
+    this.value = tags;
+    this.changed();
+  }
+
+  get answered() {
+    return this.value !== undefined;
+  }
+}
+
+/** Tags of several answers: a toggle button each, and "None of these". */
 class Tags {
   constructor(question, { t, changed }) {
     Object.assign(this, { question, changed, chosen: new Set(), none: false });
@@ -179,14 +233,12 @@ class Tags {
     this.noneButton = optionButton("q-none", "", () => this.chooseNone());
     this.noneButton.textContent = t("questionnaire_none");
     row.append(...this.buttons, this.noneButton);
-    const rule = t(question.multiple ? "questionnaire_several" : "questionnaire_one");
-    this.node.append(element("p", "q-text muted", rule));
+    this.node.append(element("p", "q-text muted", t("questionnaire_several")));
     this.node.append(row);
   }
 
   toggle(tag) {
     const had = this.chosen.has(tag);
-    if (!this.question.multiple) this.chosen.clear();
     if (had) this.chosen.delete(tag);
     else this.chosen.add(tag);
     this.none = false;
@@ -244,6 +296,11 @@ class Comment {
 
 const KINDS = { score: Score, ordinal: Ordinal, tags: Tags, comment: Comment };
 
+/** The class that asks `question` (undefined: a kind this page does not know). */
+function kindOf(question) {
+  return question.kind === "tags" && !question.multiple ? OneTag : KINDS[question.kind];
+}
+
 // ---------------------------------------------------------------- the widget
 
 export default class QuestionnaireWidget {
@@ -266,8 +323,8 @@ export default class QuestionnaireWidget {
     const asked = new Set(item.questions ?? state.questions.map((question) => question.key));
     const changed = () => this.changed();
     this.questions = state.questions
-      .filter((question) => asked.has(question.key) && KINDS[question.kind])
-      .map((question) => new KINDS[question.kind](question, { t, changed }));
+      .filter((question) => asked.has(question.key) && kindOf(question))
+      .map((question) => new (kindOf(question))(question, { t, changed }));
     const sections = [];
     for (const entry of this.questions) {
       const group = entry.question.group || "";
@@ -349,7 +406,8 @@ export default class QuestionnaireWidget {
     this.player.replay();
   }
 
-  /** Space presses the focused answer (the page would take it to replay the video). */
+  /** Space presses the focused toggle button (the page would take it to replay the video;
+   * a radio button's Space is the browser's own). */
   onKey(event) {
     const target = event.target;
     if (event.key !== " " || !(target instanceof HTMLButtonElement)) return false;
