@@ -162,23 +162,20 @@ class Score {
   }
 }
 
-class Ordinal {
-  constructor(question, { t, changed }) {
-    Object.assign(this, { question, changed, value: undefined });
+/** A question of one answer as a radio group: `option` adds each answer, `value` is the
+ * one chosen. */
+class OneAnswer {
+  constructor(question, { t, changed }, rowClass) {
+    Object.assign(this, { question, t, changed, value: undefined });
     this.node = oneAnswer(questionBox(question, t));
-    const row = element("div", "q-options q-levels");
-    for (const level of question.options) {
-      const option = radioOption(question, "q-level", level.value, () => this.choose(level.value));
-      option.append(element("strong", "", level.label));
-      if (level.description) option.append(element("span", "q-description", level.description));
-      row.append(option);
-    }
-    if (question.invalid_option) {
-      const option = radioOption(question, "q-invalid", INVALID, () => this.choose(INVALID));
-      option.append(t("questionnaire_invalid"));
-      row.append(option);
-    }
-    this.node.append(row);
+    this.row = element("div", `q-options ${rowClass}`);
+  }
+
+  /** An answer: its radio button's `key`, the `answer` it gives, what its label shows. */
+  option(className, key, answer, ...content) {
+    const option = radioOption(this.question, className, key, () => this.choose(answer));
+    option.append(...content);
+    this.row.append(option);
   }
 
   choose(value) {
@@ -191,31 +188,31 @@ class Ordinal {
   }
 }
 
-/** Tags of one answer: the tag that applies, or "None of these" (an empty list). */
-class OneTag {
-  constructor(question, { t, changed }) {
-    Object.assign(this, { question, changed, value: undefined });
-    this.node = oneAnswer(questionBox(question, t));
-    this.node.append(element("p", "q-text muted", t("questionnaire_one")));
-    const row = element("div", "q-options q-tags");
-    for (const tag of question.options) {
-      const option = radioOption(question, "q-tag", tag.value, () => this.choose([tag.value]));
-      option.append(tag.label);
-      row.append(option);
+class Ordinal extends OneAnswer {
+  constructor(question, options) {
+    super(question, options, "q-levels");
+    for (const level of question.options) {
+      const label = element("strong", "", level.label);
+      const description = level.description
+        ? [element("span", "q-description", level.description)]
+        : [];
+      this.option("q-level", level.value, level.value, label, ...description);
     }
-    const none = radioOption(question, "q-none", "", () => this.choose([]));
-    none.append(t("questionnaire_none"));
-    row.append(none);
-    this.node.append(row);
+    if (question.invalid_option) {
+      this.option("q-invalid", INVALID, INVALID, this.t("questionnaire_invalid"));
+    }
+    this.node.append(this.row);
   }
+}
 
-  choose(tags) {
-    this.value = tags;
-    this.changed();
-  }
-
-  get answered() {
-    return this.value !== undefined;
+/** Tags of one answer: the tag that applies, or "None of these" (an empty list). */
+class OneTag extends OneAnswer {
+  constructor(question, options) {
+    super(question, options, "q-tags");
+    this.node.append(element("p", "q-text muted", this.t("questionnaire_one")));
+    for (const tag of question.options) this.option("q-tag", tag.value, [tag.value], tag.label);
+    this.option("q-none", "", [], this.t("questionnaire_none"));
+    this.node.append(this.row);
   }
 }
 
