@@ -52,6 +52,12 @@ def rater_strings() -> dict[str, str]:
         "expert_answer": gettext("Expert's answer: {value}"),
         "your_answer": gettext("Your answer: {value}"),
         "no_tutorial": gettext("This study has no tutorial videos."),
+        # the videos' names, as each design shows them
+        "video_generated": gettext("Generated video"),
+        "video_left": gettext("Left video"),
+        "video_right": gettext("Right video"),
+        "video_reference": gettext("Reference video"),
+        "pv_segment": gettext("The segment"),
         "play": gettext("Play"),
         "next": gettext("Next"),
         "replay": gettext("Replay"),

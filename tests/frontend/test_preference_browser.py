@@ -67,6 +67,10 @@ def test_both_videos_play_before_the_choice_opens_and_keys_answer(
         [64, 48, True],
         [64, 48, True],
     ]
+    assert videos.evaluate_all("vs => vs.map(v => v.getAttribute('aria-label'))") == [
+        "Left video",
+        "Right video",
+    ]
     boxes = [videos.nth(i).bounding_box() for i in range(2)]
     assert boxes[0]["x"] + boxes[0]["width"] <= boxes[1]["x"]  # left of each other
     item = ready_item(page)

@@ -320,6 +320,7 @@ def test_the_limits_hold_in_the_page_and_text_fields_keep_their_keys(
     item, _ = shown(page)
     assert page.locator("#next").is_disabled()
     assert hint(page) == "Still to choose: Pose (or flag the segment when you cannot)."
+    assert page.locator(".pv-frame video").get_attribute("aria-label") == "The segment"
     # the groups' headings are the level under the page's h1
     headings = page.eval_on_selector_all(".pv-group h2", "hs => hs.map(h => h.textContent)")
     assert headings == ["Pose: choose 1", "Person-object: up to 3", "Person-person: up to 3"]

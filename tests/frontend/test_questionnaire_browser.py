@@ -165,6 +165,10 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
     exemplars = {str(v.public_id) for v in Stimulus.objects.filter(role=Stimulus.Role.TUTORIAL)}
     shown = page.locator(".exemplar").evaluate_all("es => es.map(e => e.dataset.video)")
     assert set(shown) == exemplars and len(shown) == 6
+    labels = page.locator(".exemplar video").evaluate_all(
+        "vs => vs.map(v => v.getAttribute('aria-label'))"
+    )
+    assert labels == ["Example video"] * 6
     page.wait_for_function(
         "() => [...document.querySelectorAll('.exemplar video')].every(v => v.readyState >= 1)"
     )
@@ -312,6 +316,7 @@ def test_a_question_of_one_answer_is_a_radio_group_of_one_tab_stop(
     while shown_questions(page) != ALL:
         answer_item(page, EXPERT_ANSWERS)
     item = current_item(page)
+    assert page.locator("#step-rating video").get_attribute("aria-label") == "Generated video"
 
     # then: each question of one answer is a radio group named by its question, an
     # option a radio button ("None of these" among the tags)

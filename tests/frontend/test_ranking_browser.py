@@ -235,7 +235,9 @@ def test_each_button_is_named_with_its_video_and_the_keys_say_what_they_did(
     # given: an item's three videos played
     _, videos = played_item(page, live_server, ranking_study)
     grid, order = page.locator(".rank-grid"), page.locator(".rank-order")
-    # then: each tile's buttons say which video they are for
+    # then: the video in the viewer is named as its tile, and each tile's buttons say
+    # which video they are for
+    assert page.locator(".rank-viewer video").get_attribute("aria-label") == "Video C"
     for letter in "ABC":
         for name in (f"Video {letter}", f"Compare video {letter}", f"Place video {letter}"):
             assert grid.get_by_role("button", name=name, exact=True).count() == 1

@@ -97,6 +97,7 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
         False,
     ]
     assert video.get_attribute("poster")  # the poster, downloaded or from its URL
+    assert video.get_attribute("aria-label") == "Generated video"
     assert page.locator('[data-field="action"]').inner_text() == "Arranging Flowers"
     assert page.locator('[data-field="prompt"]').inner_text() == "A girl arranges daisies."
     labels = page.locator("#sliders .dimension-label").all_inner_texts()

@@ -227,6 +227,9 @@ def test_the_page_shows_each_sampled_video_with_the_raters_answers_in_the_questi
     # then: the video, its prompt, the answers as the question names them
     section = body.split(f'id="video-{item}"')[1].split("</section>")[0]
     assert f'src="/media/v/{video.public_id}/"' in section
+    # the video is named by its heading ("Video 2 of 4")
+    assert f'aria-labelledby="video-{item}-title"' in section
+    assert f'<h3 id="video-{item}-title">Video ' in section
     assert video.prompt in section
     assert "0 (scale 0–10)" in section
     assert "1 · Completely inconsistent" in section

@@ -62,8 +62,11 @@ export class Slider {
 
 // ---------------------------------------------------------------- player
 
+/** The video element of a media entry; `item.label` names it ("Left video", "Video A"),
+ * as the widget that asks for it shows it. */
 export function makeVideo(item) {
   const video = document.createElement("video");
+  if (item.label) video.setAttribute("aria-label", item.label);
   video.muted = true;
   video.defaultMuted = true;
   video.setAttribute("muted", "");

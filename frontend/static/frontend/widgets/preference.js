@@ -18,13 +18,18 @@ export default class PreferenceWidget {
       mount.querySelector('[data-field="prompt-line"]').hidden = false;
     }
     const sides = { left: item.left, right: item.right, reference: item.reference };
+    const names = {
+      left: t("video_left"),
+      right: t("video_right"),
+      reference: t("video_reference"),
+    };
     this.players = [];
     this.plays = 0;
     for (const [side, media] of Object.entries(sides)) {
       const figure = mount.querySelector(`[data-side="${side}"]`);
       if (!media) continue;
       figure.hidden = false;
-      const video = takeVideo(media);
+      const video = takeVideo({ ...media, label: names[side] });
       figure.querySelector(".frame").replaceChildren(video);
       const player = new Player(video, {
         onFirstEnd: () => this.opened(),

@@ -393,7 +393,7 @@ export default class ProposeVerifyWidget {
     field(mount, "question").textContent = question || "";
     const media = item.media[0];
     const box = item.box || [0, 0, 1, 1];
-    const video = takeVideo(media);
+    const video = takeVideo({ ...media, label: t("pv_segment") });
     field(mount, "segment").replaceChildren(video, boxOutline(box, "pv-box-video"));
     const keyframe = field(mount, "keyframe-image");
     const poster = video.poster || media.poster_url; // the downloaded copy when there is one

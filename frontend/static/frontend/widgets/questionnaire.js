@@ -307,7 +307,7 @@ export default class QuestionnaireWidget {
     mount.classList.toggle("q-beside", !media.width || media.width <= BESIDE_MAX_WIDTH);
     field(mount, "prompt").textContent = item.prompt || "";
     field(mount, "prompt-line").hidden = !item.prompt;
-    const video = takeVideo(media);
+    const video = takeVideo({ ...media, label: t("video_generated") });
     field(mount, "stage").replaceChildren(video);
     this.counter = field(mount, "answered");
     this.replayButton = field(mount, "replay");

@@ -28,7 +28,8 @@ export default class RankingWidget {
     this.focus = 0;
     this.showing = [];
     this.videos = item.media.map((media, index) => {
-      const video = takeVideo(media);
+      const label = this.t("ranking_video", { letter: LETTERS[index] });
+      const video = takeVideo({ ...media, label });
       const entry = { id: media.id, index, letter: LETTERS[index], video };
       entry.player = new Player(video, { onFirstEnd: () => this.played(entry), onProblem });
       return entry;

@@ -13,7 +13,7 @@ export default class SliderWidget {
     this.t = t;
     field(mount, "action").textContent = item.action || "";
     field(mount, "prompt").textContent = item.prompt || "";
-    const video = takeVideo(item.media[0]);
+    const video = takeVideo({ ...item.media[0], label: t("video_generated") });
     mount.querySelector("#stage").replaceChildren(video);
     this.sliders = state.dimensions.map(
       (dimension) => new Slider(dimension, state.scale, { idPrefix: "rate", onChange }),
