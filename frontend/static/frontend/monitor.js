@@ -83,8 +83,8 @@ function updateActions(td, row, options, refresh) {
   const buttons = wanted.map(
     (action) => kept.get(action[0]) || actionButton(row, action, options, refresh),
   );
-  const same =
-    buttons.length === td.children.length && buttons.every((button, at) => td.children[at] === button);
+  const shown = [...td.children];
+  const same = buttons.length === shown.length && buttons.every((button, at) => shown[at] === button);
   if (!same) td.replaceChildren(...buttons);
 }
 

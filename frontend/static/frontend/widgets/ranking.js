@@ -167,7 +167,8 @@ export default class RankingWidget {
   say(entry) {
     if (!entry) return;
     const video = this.t("ranking_video", { letter: entry.letter });
-    this.said.textContent = this.t("ranking_said", { video, status: entry.tile.status.textContent });
+    const status = entry.tile.status.textContent;
+    this.said.textContent = this.t("ranking_said", { video, status });
   }
 
   /** ← →: the focus to the next or previous video's tile, its state said. */
