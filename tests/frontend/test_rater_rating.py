@@ -104,6 +104,16 @@ def test_the_rating_view_shows_the_item_as_the_server_sends_it(page, live_server
     assert labels == ["Subject quality", "Action completeness", "Action-scene interaction"]
     assert page.locator("#sliders .anchor-low").all_inner_texts() == ["Bad"] * 3
     assert page.locator("#sliders .anchor-high").all_inner_texts() == ["Excellent"] * 3
+    # each slider is described by its scale's ends and its help
+    described = page.locator("#sliders input[type=range]").first.evaluate(
+        "s => s.getAttribute('aria-describedby').split(' ')"
+        ".map(id => document.getElementById(id).textContent)"
+    )
+    assert described == [
+        "Bad",
+        "Excellent",
+        "How well is the acting subject rendered: its shape, texture and anatomy?",
+    ]
     # the window's items are downloaded ahead: the next one plays from its copy
     page.wait_for_function(
         """() => {

@@ -23,6 +23,11 @@ export class Slider {
     field(this.node, "help").textContent = dimension.help_text || "";
     field(this.node, "low").textContent = dimension.anchor_low;
     field(this.node, "high").textContent = dimension.anchor_high;
+    // the scale's ends ("Bad", "Excellent") and the help describe the slider: read with
+    // it, not only where they stand
+    const described = ["low", "high", ...(dimension.help_text ? ["help"] : [])];
+    for (const name of described) field(this.node, name).id = `${id}-${name}`;
+    this.input.setAttribute("aria-describedby", described.map((name) => `${id}-${name}`).join(" "));
     Object.assign(this.input, { min: scale.min, max: scale.max, step: scale.step });
     this.input.value = (scale.min + scale.max) / 2; // hidden: the thumb shows only once moved
     this.input.dataset.dimension = dimension.key;
