@@ -43,6 +43,12 @@ def test_passing_the_qualification_opens_the_sessions(page, live_server, rater_s
     assert page.locator("#message-text").inner_text() == (
         "You passed the qualification test. The study's videos follow now."
     )
+    # the message is the step's heading, and describes Continue, where the focus went
+    message = page.get_by_role("heading", level=1, name="You passed the qualification test.")
+    assert message.get_attribute("id") == "message-text"
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-describedby')") == (
+        "message-text"
+    )
     assert sorted(shown) == sorted(str(s.public_id) for s in tiny.qualification)
     answers = qualification_ratings().filter(answer__participation__rater__external_id="P1")
     assert answers.count() == 6
