@@ -238,6 +238,10 @@ def test_the_page_shows_each_sampled_video_with_the_raters_answers_in_the_questi
     assert "Experts' answer" in section
     assert "3 · Fully consistent" in section and "the vase is there" in section
     assert section.count('type="radio"') == 2
+    # its verdict and note are named with its number, not alike for every video
+    number = re.search(r"Video (\d+) of 4", section).group(1)
+    assert f"<legend>The rater's answers to video {number} are</legend>" in section
+    assert f'<label class="note">Note on video {number}' in section
 
 
 # --- deciding ---------------------------------------------------------------------------

@@ -48,6 +48,9 @@ def test_results_page_says_when_there_is_no_run(client):
     signed_in(client, "researcher")
     body = client.get(f"/studies/{tiny.study.slug}/results/").content.decode()
     assert "No finished analysis run yet." in body
+    # each export's "Prepare file" says how its job goes in a status region
+    exports = re.findall(r'<tr data-export="[^"]+">.*?</tr>', body, re.S)
+    assert exports and all('<span class="job" role="status">' in row for row in exports)
 
 
 def test_every_page_names_its_icon(client):
