@@ -138,6 +138,8 @@ def test_the_studies_page_links_the_audits_of_questionnaire_studies_for_admins()
     researcher, _ = staff_client("reader", role="researcher")
     body = admin.get("/studies/").content.decode()
     assert f"/studies/{tiny.study.slug}/audits/" in body
+    # the links' column is named for a screen reader, though its header shows nothing
+    assert '<th><span class="visually-hidden">Actions</span></th>' in body
     assert f"/studies/{slider.study.slug}/audits/" not in body
     assert "/audits/" not in researcher.get("/studies/").content.decode()
 
@@ -154,6 +156,7 @@ def test_the_queue_lists_finished_batches_then_the_decided_ones():
     url = f"/studies/{tiny.study.slug}/audits/"
     body = client.get(url).content.decode()
     assert 'id="queue-count">(2)' in body
+    assert body.count('<th><span class="visually-hidden">Actions</span></th>') == 1
     assert f'data-assignment="{first.pk}"' in body and f'data-assignment="{second.pk}"' in body
     assert "(0 accepted · 0 rejected)" in body
     assert "accepted when at most 0 of them are wrong." in body
