@@ -59,14 +59,6 @@ class PreferenceSettings(models.Model):
     def __str__(self) -> str:
         return f"preference settings of {self.study.slug}"
 
-    def pairs(self) -> list[tuple[str, str]]:
-        """The condition pairs named by `condition_pairs` (each sorted), in their order.
-        Raises ValueError naming the first line that is not a pair of two conditions."""
-        pairs, problems = parse_condition_pairs(self.condition_pairs)
-        if problems:
-            raise ValueError(problems[0])
-        return pairs
-
     def clean(self) -> None:
         """Every line a pair of two different conditions, named once, and (once the study
         has videos) conditions its videos have: a typo would otherwise compare nothing."""

@@ -19,6 +19,7 @@ from annotation.models import (
     Session,
     Stimulus,
 )
+from annotation.models.preference import parse_condition_pairs
 from annotation.services.studies import study_build_sessions
 from annotation.services.study_import import study_import_manifest
 from tests.annotation.design_fixtures import CONDITIONS, Answerer, tiny_preference_study
@@ -328,7 +329,7 @@ def test_listed_pairs_may_name_conditions_with_spaces_and_precede_the_videos():
     preference.full_clean()
     # then: a name with a space is one condition (before, the line was split in four
     # and dropped without a word)
-    assert preference.pairs() == [("Model A", "Model B")]
+    assert parse_condition_pairs(preference.condition_pairs) == ([("Model A", "Model B")], [])
 
 
 def test_a_raters_test_is_built_although_the_pairs_are_wrong(caplog):
