@@ -165,3 +165,50 @@ def test_the_store_waits_for_room_and_lets_a_file_over_the_budget_stream(
     assert outcome["after"] == {"held": ["/a", "/b", "/c"], "bytes": 900}
     assert outcome["source"] == "/huge"
     assert outcome["asked"] == asked
+
+
+# The store on its own again: an item ahead shows a video that is on screen now (a
+# ranking's other criterion), which streams there from its URL (shown before its download
+# finished).
+STORE_SHARED_WITH_SCREEN = """
+async (moduleUrl) => {
+  const { MediaStore } = await import(moduleUrl);
+  const asked = [];
+  window.fetch = async (url) => {
+    asked.push(url);
+    return new Response(new Uint8Array(url === "/a" ? 600 : 300));
+  };
+  let changed;
+  const store = new MediaStore({ budgetBytes: 1000, onChange: () => changed?.() });
+  const held = (urls) => Promise.race([
+    new Promise((resolve) => {
+      changed = () => store.has(urls) && resolve();
+      changed();
+    }),
+    new Promise((resolve) => setTimeout(resolve, 2000)),
+  ]);
+  const state = () => ({
+    held: ["/a", "/c"].filter((url) => store.has([url])),
+    bytes: store.aheadBytes,
+    asked: [...asked],
+  });
+  store.keep({ showing: ["/a"], ahead: ["/a", "/c"] });
+  await held(["/a", "/c"]);
+  const shared = state();
+  store.keep({ showing: ["/c"], ahead: ["/c"] }); // the next item, itself shared ahead
+  await held(["/c"]);
+  return { shared, next: state() };
+}
+"""
+
+
+def test_a_video_on_screen_that_an_item_ahead_shows_too_is_downloaded_once(page, live_server):
+    from django.templatetags.static import static
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    outcome = page.evaluate(STORE_SHARED_WITH_SCREEN, static("frontend/rater_window.js"))
+    # then: the item ahead has its own copy of the video streaming on screen, so that it
+    # is shown without a connection, and it counts in the budget
+    assert outcome["shared"] == {"held": ["/a", "/c"], "bytes": 900, "asked": ["/a", "/c"]}
+    # and: a copy held for both is not downloaded again; what no item needs is let go of
+    assert outcome["next"] == {"held": ["/c"], "bytes": 300, "asked": ["/a", "/c"]}

@@ -11,7 +11,9 @@
 // is left waits until an item is shown (its copy then leaves the budget), and a file
 // larger than the whole budget is never downloaded: it streams from its URL when shown.
 // The item on screen keeps the copy it is shown from until it is answered; one shown
-// before its download finished streams from its URL and is not downloaded beside it.
+// before its download finished streams from its URL and is not downloaded beside it,
+// unless an item ahead shows it too (a ranking's other criterion, a pair's other order):
+// that item needs its own copy to be shown without a connection.
 
 import { RETRY_FIRST_MS, RETRY_MAX_MS, waitForRetry } from "./rater_queue.js";
 
@@ -27,11 +29,11 @@ export class MediaStore {
   }
 
   /** Keep the copies of `showing` (the item on screen's URLs) already downloaded, and
-   * download `ahead` (the next items' URLs, in the order they will be needed) as the
-   * budget allows; let go of every other. */
+   * download `ahead` (the next items' URLs, in the order they will be needed, some of
+   * them maybe on screen too) as the budget allows; let go of every other. */
   keep({ showing = [], ahead = [] } = {}) {
     const onScreen = new Set(showing.filter(Boolean));
-    this.ahead = [...new Set(ahead.filter(Boolean))].filter((url) => !onScreen.has(url));
+    this.ahead = [...new Set(ahead.filter(Boolean))];
     const wanted = new Set(this.ahead);
     for (const [url, entry] of this.entries) {
       if (wanted.has(url) || (onScreen.has(url) && entry.objectUrl)) continue;
