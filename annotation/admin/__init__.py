@@ -1,5 +1,7 @@
 """The Django admin, set up for study admins: search, filters and inlines."""
 
+from contextvars import ContextVar
+
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db import models, transaction
@@ -41,6 +43,10 @@ from annotation.services.question_sets import (
     template_path,
 )
 from annotation.services.studies import study_build_sessions, study_default_dimensions
+
+# The request a change form is drawn for: a read-only field's method gets only the object,
+# and the admin class is shared by every thread, so it is not kept on `self`.
+_form_request = ContextVar("form_request", default=None)
 
 
 class DimensionInline(admin.TabularInline):
@@ -210,14 +216,28 @@ class StudyAdmin(admin.ModelAdmin):
 
     @admin.display(description="rater link")
     def rater_link(self, obj):
-        """The link to give the marketplace, after the site's address: Prolific puts each
-        participant's ids where the {{%...%}} placeholders are (docs/admins.md)."""
+        """The whole link to give the marketplace, at the address the admin reached the
+        site by: Prolific puts each participant's ids where the {{%...%}} placeholders
+        are (docs/admins.md)."""
         if obj is None or not obj.pk:
             return "(once the study is saved)"
-        return (
+        path = (
             f"/r/{obj.slug}/?token={obj.entry_token}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
             "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
         )
+        request = _form_request.get()
+        # not build_absolute_uri, which would percent-encode the placeholders' braces
+        return f"{request.scheme}://{request.get_host()}{path}" if request is not None else path
+
+    def changeform_view(self, request, *args, **kwargs):
+        token = _form_request.set(request)
+        try:
+            response = super().changeform_view(request, *args, **kwargs)
+            if isinstance(response, TemplateResponse):
+                response.render()  # the read-only fields are drawn while it is set
+            return response
+        finally:
+            _form_request.reset(token)
 
     def get_readonly_fields(self, request, obj=None):
         readonly = (*super().get_readonly_fields(request, obj), "rater_link")

@@ -384,9 +384,10 @@ def test_the_study_page_gives_the_marketplace_link_with_its_placeholders(client)
     study = make_study()
     # when
     page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
-    # then: the link to paste into Prolific, the study's own token in it
+    # then: the whole link to paste into Prolific, at the address the admin uses, the
+    # study's own token in it
     link = (
-        f"/r/{study.slug}/?token={study.entry_token}&amp;PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        f"http://testserver/r/{study.slug}/?token={study.entry_token}&amp;PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
         "&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
     )
     assert link in page
