@@ -156,7 +156,9 @@ def raw_ratings_lines(*, study: Study, run: AnalysisRun | None) -> Iterator[str]
 def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator[str]:
     """raters.csv: per rater the live guard's flag while rating (`live_guard_line_click_flag`,
     a warning to admins that excludes nothing) beside what the run decided: `kept`,
-    `excluded` (every rating) or `sessions_excluded` (some sessions), with its rules."""
+    `excluded` (every rating) or `sessions_excluded` (some sessions), with its rules;
+    `no_ratings` for a rater with nothing to keep (one who failed the qualification test,
+    or stopped before their first answer)."""
     rows = rater_statistics(study=study)
     rules: dict[str, set[str]] = {}
     whole: set[str] = set()
@@ -171,6 +173,8 @@ def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator
             row["latest_run_decision"] = ""
         elif rater in whole:
             row["latest_run_decision"] = "excluded"
+        elif not row["answers"]:
+            row["latest_run_decision"] = "no_ratings"
         else:
             row["latest_run_decision"] = "sessions_excluded" if rater in rules else "kept"
         row["latest_run_rules"] = ";".join(sorted(rules.get(rater, ())))

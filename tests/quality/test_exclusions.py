@@ -34,7 +34,7 @@ from quality.services import (
     analysis_run_request,
     analysis_run_staleness,
 )
-from tests.factories import StimulusFactory, UserFactory, make_study
+from tests.factories import RaterFactory, StimulusFactory, UserFactory, make_study
 from tests.quality.rated import finished_session, run_now
 
 pytestmark = pytest.mark.django_db
@@ -227,10 +227,16 @@ def test_the_export_marks_each_left_out_rating_and_the_cli_reproduces_the_run(
 
 
 def test_raters_csv_shows_the_live_flag_beside_the_runs_decision(study, admin):
-    # given: a live flag on rater 1 that the run does not confirm, rater 2 excluded
+    # given: a live flag on rater 1 that the run does not confirm, rater 2 excluded, and
+    # a rater who failed the qualification test (no session, no rating)
     flagged = rater_of(study, 1).rater_id
     Assignment.objects.filter(rater_id=flagged).update(flagged_line_clicker=True)
     participation_exclude(participation=rater_of(study, 2), reason="bot", by=admin)
+    failed = Participation.objects.create(
+        rater=RaterFactory(),
+        study=study,
+        qualification_state=Participation.Qualification.FAILED,
+    )
     run = run_now(study)
     client = APIClient()
     client.force_authenticate(UserFactory(is_staff=True))
@@ -246,6 +252,11 @@ def test_raters_csv_shows_the_live_flag_beside_the_runs_decision(study, admin):
     assert (gone["latest_run_decision"], gone["latest_run_rules"]) == (
         "excluded",
         "admin_excluded_rater",
+    )
+    screened = rows[pseudonym_for(failed.rater_id)]
+    assert (screened["qualification_state"], screened["latest_run_decision"]) == (
+        "failed",
+        "no_ratings",
     )
     gated = rows[pseudonym_for(rater_of(study, 0).rater_id)]
     assert (gated["latest_run_decision"], gated["latest_run_rules"]) == (
