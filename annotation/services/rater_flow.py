@@ -9,11 +9,19 @@ from django.db.models import OuterRef
 from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.errors import ApplicationError, NotFound, PermissionDenied, ValidationFailed
-from annotation.models import Assignment, Participation, SessionItem, Stimulus
+from annotation.models import (
+    Assignment,
+    Item,
+    Participation,
+    PlaybackReport,
+    SessionItem,
+    Stimulus,
+)
 from annotation.selectors import (
     assignment_current,
     assignment_last_finished,
     break_seconds_left,
+    qualification_drawn,
     rater_step,
 )
 from annotation.services.adaptive import adaptive_settings_of
@@ -130,6 +138,20 @@ def answer_submit(*, participation: Participation, data: object) -> tuple[bool, 
     return stored_now, progress_payload(participation)
 
 
+def _given_to(participation: Participation, item: Item) -> bool:
+    """Whether the item is one the rater may report: in their open session (active or
+    paused), in their qualification test's current attempt, or skipped by them already
+    (the repeat). Any other item of the study, another rater's or a session's they have
+    not taken, is answered as one the study does not have, before any other check, so
+    that a report tells nothing of which items exist or whose they are."""
+    if item.pk in qualification_drawn(participation):
+        return True
+    if PlaybackReport.objects.filter(participation=participation, item=item).exists():
+        return True
+    assignment = assignment_current(participation=participation)
+    return assignment is not None and item.pk in assignment.order
+
+
 def playback_problem_report(*, participation: Participation, data: object) -> tuple[bool, dict]:
     """The rater's browser cannot play the video of the item they are at (a damaged
     rendition, a codec the browser lacks): the item is taken out of what they are asked,
@@ -140,7 +162,10 @@ def playback_problem_report(*, participation: Participation, data: object) -> tu
     if not isinstance(data, dict):
         raise ValidationFailed("the report must be a JSON object")
     item = item_by_public_id(parse_uuid(data, "item"), study_id=participation.study_id)
-    if item is None:
+    if item is None or not _given_to(participation, item):
+        if item is not None:  # the answer says nothing of it; the team hears of the probe
+            logger.warning("rater %s reported %s, which is not theirs to skip",
+                           participation.rater_id, item)  # fmt: skip
         raise NotFound("no such item in this study")
     detail = data.get("detail", "")
     if not isinstance(detail, str):
