@@ -31,7 +31,15 @@ class StudyListView(APIView):
     class CreateSerializer(serializers.Serializer):
         name = serializers.CharField(max_length=200)
         slug = serializers.SlugField(max_length=80)
-        design = serializers.ChoiceField(choices=sorted(DESIGNS), default="slider")
+        design = serializers.ChoiceField(
+            choices=sorted(DESIGNS),
+            default="slider",
+            # a misspelt design is mended at once when the refusal lists those there are
+            error_messages={
+                "invalid_choice": "unknown design {input!r}; the designs are: "
+                + ", ".join(sorted(DESIGNS))
+            },
+        )
         open_to_signed_in = serializers.BooleanField(default=False)
 
     class StudySerializer(serializers.ModelSerializer):

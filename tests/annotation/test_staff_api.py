@@ -427,8 +427,12 @@ def test_an_admin_creates_a_study_of_a_design(design):
     assert refused.status_code == 403 and not Study.objects.filter(slug="x").exists()
 
 
-def test_a_study_of_an_unknown_design_is_refused():
+def test_a_study_of_an_unknown_design_is_refused_naming_the_designs():
     response = client_for("admin").post(
-        "/api/studies/", {"name": "X", "slug": "x", "design": "vibes"}, format="json"
+        "/api/studies/", {"name": "X", "slug": "x", "design": "prefernce"}, format="json"
     )
     assert response.status_code == 400 and not Study.objects.filter(slug="x").exists()
+    assert response.json()["detail"] == (
+        "design: unknown design 'prefernce'; the designs are: "
+        "preference, propose_verify, questionnaire, ranking, slider"
+    )
