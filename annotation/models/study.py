@@ -59,8 +59,13 @@ class Study(models.Model):
     window_size = models.PositiveSmallIntegerField(
         default=5,
         validators=[MinValueValidator(1), MaxValueValidator(50)],
-        help_text="Items the rater's page holds ahead, the current one included, downloaded "
-        "in advance and answerable without a connection (1: none ahead).",
+        help_text="Items, the current one included, that the rater's page may answer "
+        "without asking the server, so that a rater whose connection drops keeps rating; "
+        "never past a rest break or the end of a session or of the qualification test. "
+        "Their videos are downloaded ahead only within the server's limit "
+        "(MOSAIC_RATER_AHEAD_ITEMS items, MOSAIC_RATER_AHEAD_BYTES bytes): a video past it "
+        "streams when shown and needs the connection then. 1: the current item only (the "
+        "next video is still preloaded).",
     )
 
     # Qualification.
