@@ -163,3 +163,35 @@ def test_a_click_answers_and_an_answer_given_offline_is_sent_once_back_online(
     assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "right"
     left = page.evaluate("() => JSON.stringify(Object.entries(localStorage))")
     assert all(not key.startswith("mosaic:unsent:") for key, _ in json.loads(left))
+
+
+def test_a_tutorial_example_is_headed_by_its_question_in_words(
+    page, live_server, preference_study, clip
+):
+    from annotation.dimensions import dimensions_forget
+    from annotation.models import Dimension, Stimulus, TutorialPair
+    from tests.factories import StimulusFactory
+    from tests.frontend.conftest import attach_clip
+
+    # given: a preference study with a tutorial example for its question
+    tiny = preference_study()
+    question = Dimension.objects.filter(study=tiny.study).first()
+    question.label, question.help_text = "Which video looks better?", "Look at the faces."
+    question.save()
+    dimensions_forget(tiny.study.pk)
+    shown, other = StimulusFactory.create_batch(2, study=tiny.study, role=Stimulus.Role.TUTORIAL)
+    for stimulus in (shown, other):
+        attach_clip(stimulus, clip)
+    TutorialPair.objects.create(
+        study=tiny.study, dimension=question, label="Example 1", generated=shown, real=other
+    )
+    # when
+    enter(page, live_server, tiny)
+    agree(page)
+    group = page.locator(f'.tutorial-group[data-dimension="{question.key}"]')
+    group.wait_for()
+    # then: the question's label and help, not its key
+    assert group.locator(':scope > [data-field="label"]').inner_text() == (
+        "Which video looks better?"
+    )
+    assert group.locator(':scope > [data-field="help"]').inner_text() == "Look at the faces."

@@ -226,14 +226,17 @@ async function showTutorial() {
   const groups = $("#tutorial-groups");
   groups.replaceChildren(...(exemplars.length ? await exemplarGroups(exemplars) : []));
   const dimensions = new Map((state.dimensions || []).map((d) => [d.key, d]));
+  // a design that asks questions (a preference study) names a pair's group by its question
+  const questions = new Map((state.questions || []).map((q) => [q.key, q]));
   let group = null;
   pairs.forEach((pair, index) => {
     const dimension = dimensions.get(pair.dimension);
+    const question = questions.get(pair.dimension);
     if (!group || group.dataset.dimension !== pair.dimension) {
       group = fromTemplate("tutorial-group-template");
       group.dataset.dimension = pair.dimension;
-      field(group, "label").textContent = dimension?.label || pair.dimension;
-      field(group, "help").textContent = dimension?.help_text || "";
+      field(group, "label").textContent = dimension?.label || question?.label || pair.dimension;
+      field(group, "help").textContent = dimension?.help_text || question?.text || "";
       groups.append(group);
     }
     field(group, "pairs").append(tutorialPair(pair, dimension, index));
