@@ -97,10 +97,28 @@ def results_context(*, run) -> dict:
     return {
         "label_questions": [q for q in questions if q["answers"]],
         "unanswered_questions": [q for q in questions if not q["answers"]],
-        "label_ties": summary.get("ties", []),
+        "label_ties": _named_ties(summary.get("ties", []), questions),
         "label_raters": raters,
         "label_settings": summary.get("settings", {}),
         "label_counts": summary.get("counts", {}),
         "audits": audits,
         "audit_counts": summary.get("audit_counts", {}),
     }
+
+
+def _named_ties(ties: list[dict], questions: list[dict]) -> list[dict]:
+    """The run's ties with what a researcher knows them by: each video's file name and
+    each question's label (the ids stay, for the exports)."""
+    from annotation.models import Stimulus
+
+    names = {
+        str(public_id): name
+        for public_id, name in Stimulus.objects.filter(
+            public_id__in=[tie["item_id"] for tie in ties]
+        ).values_list("public_id", "original_name")
+    }
+    labels = {q["question"]: q.get("label", "") for q in questions}
+    return [
+        {**tie, "name": names.get(tie["item_id"], ""), "label": labels.get(tie["question"], "")}
+        for tie in ties
+    ]

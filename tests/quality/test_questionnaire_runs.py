@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from annotation.designs.questionnaire import Labels, applicable, questions_of
-from annotation.models import Assignment, Stimulus
+from annotation.models import Assignment, Dimension, Stimulus
 from annotation.models.session import pseudonym_for
 from annotation.services.audits import audit_decide, audit_open
 from frontend.demo.simulate import simulate_raters
@@ -230,6 +230,7 @@ def test_a_rejected_batch_is_left_out_and_on_record(tiny, audited):
 
 def test_the_results_page_shows_alpha_the_ties_and_the_audits(tiny, audited):
     run = run_now(tiny.study)
+    Stimulus.objects.filter(public_id=video_ids(tiny.study)[1]).update(original_name="jump.mp4")
     client = staff()
     # when
     page = client.get(f"/studies/{tiny.study.slug}/results/").content.decode()
@@ -237,7 +238,13 @@ def test_the_results_page_shows_alpha_the_ties_and_the_audits(tiny, audited):
     alpha = run.summary["alpha"]["overall"]
     assert f"{alpha:.3f}" in page and "(interval)" in page
     assert 'id="tie-table"' in page
-    assert f'data-item="{video_ids(tiny.study)[1]}" data-question="object_text"' in page
+    tie = f'<tr data-item="{video_ids(tiny.study)[1]}" data-question="object_text">'
+    assert tie in page
+    # each tie by what a researcher knows it by: the file's name, the question's label
+    row = page[page.index(tie) : page.index("</tr>", page.index(tie))]
+    question = Dimension.objects.get(study=tiny.study, key="object_text")
+    assert "jump.mp4" in row
+    assert question.label and question.label in row
     assert 'data-count="accepted">1 accepted' in page
     assert 'data-count="rejected">1 rejected' in page
     assert "answers at random" in page
