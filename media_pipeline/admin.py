@@ -3,6 +3,8 @@ their processing jobs and metric scores."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from annotation.errors import ApplicationError
 from annotation.models import ExpertScore, Stimulus
@@ -113,6 +115,22 @@ class StimulusAdmin(admin.ModelAdmin):
             return super().save_model(request, obj, form, change)
         obj.pk = form.uploaded.pk  # stored by the upload service in form.clean()
         obj.refresh_from_db()
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """A golden or qualification video of a slider study is judged against the
+        experts' scores, which the add form has no room for: the admin is taken to the
+        video's page, where they are added, and told so."""
+        needs_scores = obj.role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
+        if not (needs_scores and obj.study.design == "slider"):
+            return super().response_add(request, obj, post_url_continue)
+        self.message_user(
+            request,
+            f"Add the experts' scores of every dimension to this {obj.get_role_display().lower()} "
+            "video below (mean and standard deviation): the golden gate and the qualification "
+            "test judge the raters by them, and leave out a video without them.",
+            messages.WARNING,
+        )
+        return HttpResponseRedirect(reverse("admin:annotation_stimulus_change", args=[obj.pk]))
 
 
 @admin.register(ProcessingJob)

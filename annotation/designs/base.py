@@ -65,10 +65,10 @@ class Gate:
 
 @dataclass(frozen=True)
 class QualificationScore:
-    """A finished qualification attempt: the share of answers that agree with the experts,
-    per-answer detail for the record, and the verdict."""
+    """A finished qualification attempt: the share of answers that agree with the experts
+    (None when none could be judged), per-answer detail for the record, and the verdict."""
 
-    share: float
+    share: float | None
     detail: list[dict]
     passed: bool
 

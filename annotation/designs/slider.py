@@ -9,6 +9,7 @@ rule, at least ``qualification_pass_share`` of the answers within
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -36,6 +37,8 @@ from quality.stats.agreement import (
     qualification_share,
     within_tolerance,
 )
+
+logger = logging.getLogger(__name__)
 
 ANSWERED_ROLES = (Stimulus.Role.STIMULUS, Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
 
@@ -195,7 +198,10 @@ def gate_rule(*, study) -> str:
 
 def qualification_score(*, participation, answers) -> QualificationScore:
     """GAIA's rule: pass when at least pass_share of all answers (items x dimensions) lie
-    within tolerance_sigma expert standard deviations of the expert mean."""
+    within tolerance_sigma expert standard deviations of the expert mean. An answer on a
+    video the experts have not scored on that dimension (an admin added it without the
+    scores) is left out and logged for the team, rather than failing the answer; a test
+    with none scored passes, as a session with no golden answers does."""
     study = participation.study
     ratings = list(
         Rating.objects.filter(answer__in=answers)
@@ -206,9 +212,20 @@ def qualification_score(*, participation, answers) -> QualificationScore:
         (e.stimulus_id, e.dimension_id): e
         for e in ExpertScore.objects.filter(stimulus_id__in={r.stimulus_id for r in ratings})
     }
+    unscored = {r.stimulus_id for r in ratings if (r.stimulus_id, r.dimension_id) not in experts}
+    if unscored:
+        logger.warning(
+            "qualification of rater %s in %s: videos %s have no expert score on some "
+            "dimension; those answers are left out (add the scores in the admin)",
+            participation.rater_id,
+            study.slug,
+            sorted(unscored),
+        )
     detail = []
     for rating in ratings:
-        expert = experts[(rating.stimulus_id, rating.dimension_id)]
+        expert = experts.get((rating.stimulus_id, rating.dimension_id))
+        if expert is None:
+            continue
         detail.append(
             {
                 "stimulus": rating.stimulus_id,
@@ -226,6 +243,8 @@ def qualification_score(*, participation, answers) -> QualificationScore:
     )
     for row, inside in zip(detail, within, strict=True):
         row["within"] = bool(inside)
+    if not detail:  # nothing to judge by: no share, and passed
+        return QualificationScore(None, detail, True)
     share = qualification_share(within)  # of the same flags: it cannot disagree with them
     passed = qualification_passed(share, study.qualification_pass_share)
     return QualificationScore(share, detail, passed)

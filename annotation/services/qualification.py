@@ -161,9 +161,9 @@ def _score_attempt(participation: Participation) -> None:
         ]
     )
     logger.info(
-        "qualification of %s: share %.3f -> %s",
+        "qualification of %s: share %s -> %s",
         participation,
-        score.share,
+        "none" if score.share is None else f"{score.share:.3f}",
         participation.qualification_state,
     )
 

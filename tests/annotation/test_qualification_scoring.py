@@ -4,7 +4,7 @@ the share that passes or fails the rater is the share of those flags."""
 import pytest
 
 from annotation.designs import slider
-from annotation.models import Participation
+from annotation.models import Answer, ExpertScore, Participation
 from quality.stats.agreement import within_tolerance
 from tests.annotation.rater_fixtures import answer, consent_and_tutorial, rater_client, tiny_study
 
@@ -63,3 +63,33 @@ def test_the_share_follows_the_flags_whatever_the_rule(monkeypatch):
     assert within == [False, False, True, False, False, True]
     assert participation.qualification_share == 2 / 6
     assert participation.qualification_state == Participation.Qualification.FAILED
+
+
+def test_an_answer_on_a_video_without_expert_scores_is_left_out_and_logged(caplog):
+    # given: an admin added one test video without the experts' scores
+    tiny = tiny_study()
+    unscored = tiny.qualification[0]
+    ExpertScore.objects.filter(stimulus=unscored).delete()
+    client, _ = rater_client()
+    # when: the rater answers both (no error on the last answer)
+    participation = take_the_test(client, tiny)
+    # then: the share is that of the scored video's answers (2 of 3 within), the
+    # unscored one is named to the team, and every answer is stored
+    assert {row["stimulus"] for row in participation.qualification_detail} == {
+        tiny.qualification[1].pk
+    }
+    assert participation.qualification_share == 2 / 3
+    assert f"videos [{unscored.pk}] have no expert score" in caplog.text
+    assert Answer.objects.filter(assignment__isnull=True).count() == 2
+
+
+def test_a_test_with_no_scored_answer_passes_with_no_share():
+    # given: no test video has the experts' scores
+    tiny = tiny_study()
+    ExpertScore.objects.filter(stimulus__in=tiny.qualification).delete()
+    client, _ = rater_client()
+    # when
+    participation = take_the_test(client, tiny)
+    # then: nothing to judge by, as a session without golden answers
+    assert participation.qualification_share is None
+    assert participation.qualification_state == Participation.Qualification.PASSED

@@ -101,6 +101,25 @@ def test_upload_through_the_django_admin(clips, client, django_capture_on_commit
     assert (stimulus.prompt, stimulus.status) == ("A cat jumps.", "ready")
 
 
+def test_an_admin_adding_a_golden_video_is_taken_to_its_expert_scores(clips, client):
+    # given: a slider study
+    study = make_study()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    # when: an admin adds a golden video
+    data = Path(clips["square.mp4"]).read_bytes()
+    response = client.post(
+        "/admin/annotation/stimulus/add/",
+        {"study": study.pk, "role": "golden", "source_file": SimpleUploadedFile("g.mp4", data)},
+        follow=True,
+    )
+    # then: on its page, where the experts' scores are entered, told to add them
+    stimulus = Stimulus.objects.get()
+    assert response.redirect_chain[-1][0] == f"/admin/annotation/stimulus/{stimulus.pk}/change/"
+    page = response.content.decode()
+    assert "Add the experts&#x27; scores of every dimension to this golden video" in page
+    assert 'id="expert_scores-group"' in page  # the inline where they are entered
+
+
 def test_an_admin_upload_names_a_compared_videos_condition_and_content(clips, client):
     # given: a preference study with model-a's video of content c1
     study = make_study(design="preference")
