@@ -170,6 +170,23 @@ def test_on_a_phone_the_sliders_are_as_wide_as_the_screen(page, live_server, rat
     assert low["x"] + low["width"] <= slider["x"]
 
 
+def test_on_a_laptop_the_video_every_slider_and_next_are_in_view(page, live_server, rater_study):
+    # given: a rater at their first item, on a laptop's browser window
+    page.set_viewport_size({"width": 1366, "height": 680})
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    # then: the sliders stand beside the video, so nothing needs scrolling to answer
+    boxes = page.evaluate(
+        """() => [...document.querySelectorAll('#stage video, #sliders .dimension, #next')]
+                 .map(node => node.getBoundingClientRect().bottom)"""
+    )
+    assert len(boxes) == 5 and max(boxes) <= 680, boxes
+    video = page.locator("#stage video").bounding_box()
+    first = page.locator("#sliders .dimension").first.bounding_box()
+    assert first["x"] >= video["x"] + video["width"]
+
+
 def test_sliders_stay_closed_until_the_video_has_played_through(page, live_server, rater_study):
     # given: the session's videos cannot be fetched, so none ever ends
     tiny = rater_study()
