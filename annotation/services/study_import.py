@@ -116,6 +116,17 @@ def _parse_number(raw: str, *, column: str) -> float:
 def _check_header(
     header: list[str], dimension_keys: set[str], own: tuple[str, ...] = ()
 ) -> list[tuple[int, str]]:
+    separator = next((sep for sep in ";\t|" if len(header) == 1 and sep in header[0]), None)
+    if separator is not None:  # a spreadsheet's export in a comma-decimal locale, say
+        shown = {"\t": "tabs"}.get(separator, f"'{separator}'")
+        return [
+            (
+                1,
+                f"the header is one column, {header[0][:60]!r}: the manifest must be "
+                f"separated by commas, and this one seems separated by {shown} (in a "
+                "spreadsheet, save it as CSV UTF-8, comma-delimited)",
+            )
+        ]
     errors = []
     for column in ("path", "role"):
         if column not in header:

@@ -230,6 +230,29 @@ def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path):
     assert Stimulus.objects.count() == 0
 
 
+@pytest.mark.parametrize(("separator", "said"), [(";", "';'"), ("\t", "tabs")])
+def test_a_manifest_separated_by_another_character_is_named_so(tmp_path, separator, said):
+    # given: a spreadsheet's export with semicolons (or tabs) between the fields
+    study = make_study()
+    header = separator.join(["path", "role", "prompt"])
+    manifest = write_text_manifest(
+        tmp_path, f"{header}\n" + separator.join(["a.mp4", "stimulus", "x"]) + "\n", "a.mp4"
+    )
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: one error saying what is wrong, not three about missing and unknown columns
+    assert caught.value.errors == [
+        (
+            1,
+            f"the header is one column, {header!r}: the manifest must be separated by "
+            f"commas, and this one seems separated by {said} (in a spreadsheet, save it as "
+            "CSV UTF-8, comma-delimited)",
+        )
+    ]
+    assert Stimulus.objects.count() == 0
+
+
 def test_a_repeated_column_is_refused(tmp_path):
     study = make_study()
     manifest = write_text_manifest(
