@@ -4,6 +4,7 @@ from contextvars import ContextVar
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
 from django.db import models, transaction
 from django.db.models import Count, Q
 from django.template.response import TemplateResponse
@@ -14,6 +15,7 @@ from annotation.admin.questionnaire import (
     shipped_question_sets,
     uploaded_question_set,
 )
+from annotation.designs.slider import unscored_reference_videos
 from annotation.errors import ApplicationError
 from annotation.models import (
     AdaptiveSettings,
@@ -229,10 +231,29 @@ class StudyAdmin(admin.ModelAdmin):
         # not build_absolute_uri, which would percent-encode the placeholders' braces
         return f"{request.scheme}://{request.get_host()}{path}" if request is not None else path
 
-    def changeform_view(self, request, *args, **kwargs):
+    def changeform_view(self, request, object_id=None, *args, **kwargs):
+        study = self.get_object(request, unquote(object_id)) if object_id else None
+        if (
+            request.method == "GET"
+            and study is not None
+            and study.design == "slider"
+            and self.has_view_or_change_permission(request, study)
+        ):
+            unscored = unscored_reference_videos(study=study)
+            if unscored:
+                names = ", ".join(v.original_name or str(v.public_id) for v in unscored[:5])
+                more = f" and {len(unscored) - 5} more" if len(unscored) > 5 else ""
+                self.message_user(
+                    request,
+                    f"{len(unscored)} golden or qualification video(s) lack the experts' "
+                    f"score of some dimension ({names}{more}): the golden gate and the "
+                    "qualification test leave their answers out until the scores are added "
+                    "(Stimuli, each video's Expert scores).",
+                    messages.WARNING,
+                )
         token = _form_request.set(request)
         try:
-            response = super().changeform_view(request, *args, **kwargs)
+            response = super().changeform_view(request, object_id, *args, **kwargs)
             if isinstance(response, TemplateResponse):
                 response.render()  # the read-only fields are drawn while it is set
             return response

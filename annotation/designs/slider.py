@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef
 
 from annotation.designs.base import Design, Gate, QualificationScore
 from annotation.dimensions import dimensions_of
@@ -190,6 +190,20 @@ def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys)
         missing = [key for key in dimension_keys if key not in expert]
         if missing:
             raise ValueError(f"a {role} row needs expert scores for: {', '.join(missing)}")
+
+
+def unscored_reference_videos(*, study) -> list[Stimulus]:
+    """The study's golden and qualification videos that lack the experts' score of some
+    dimension: the gate and the test leave their answers out (qualification_score)."""
+    dimensions = len(dimensions_of(study.pk))
+    return list(
+        Stimulus.objects.filter(
+            study=study, role__in=(Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
+        )
+        .annotate(scored=Count("expert_scores__dimension", distinct=True))
+        .filter(scored__lt=dimensions)
+        .order_by("pk")
+    )
 
 
 def gate_rule(*, study) -> str:

@@ -391,3 +391,27 @@ def test_the_study_page_gives_the_marketplace_link_with_its_placeholders(client)
         "&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
     )
     assert link in page
+
+
+def test_the_study_page_warns_of_golden_videos_without_expert_scores(client):
+    from annotation.models import ExpertScore, Stimulus
+    from tests.factories import StimulusFactory
+
+    # given: a slider study's golden video scored on every dimension, and one on none
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    study = make_study()
+    scored, unscored = StimulusFactory.create_batch(2, study=study, role=Stimulus.Role.GOLDEN)
+    for dimension in study.dimensions.all():
+        ExpertScore.objects.create(stimulus=scored, dimension=dimension, mean=50, sigma=10)
+    unscored.original_name = "golden-7.mp4"
+    unscored.save()
+    # when
+    page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    # then: named, with what it costs and where to mend it
+    assert "1 golden or qualification video(s) lack the experts&#x27; score" in page
+    assert "(golden-7.mp4)" in page
+    # and once scored, nothing is said
+    for dimension in study.dimensions.all():
+        ExpertScore.objects.create(stimulus=unscored, dimension=dimension, mean=50, sigma=10)
+    page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    assert "lack the experts" not in page
