@@ -38,9 +38,7 @@ def answer_distributions(found: list[dict], alpha: dict) -> bytes:
         ax.set_xticks(range(len(bins)), names, fontsize="x-small")
         if found_q["kind"] == "tags" or len(bins) > 12:
             ax.tick_params(axis="x", labelrotation=45)
-        value = alpha.get(key)
-        note = f", α = {value:.2f}" if value is not None else ""
-        ax.set_title(f"{key} ({found_q['kind']}{note})", fontsize="small")
+        ax.set_title(panel_title(found_q, alpha.get(key)), fontsize="small")
         ax.set_ylim(0, 1)
     for ax in list(axes.flat)[len(shown) :]:
         ax.set_visible(False)
@@ -48,6 +46,15 @@ def answer_distributions(found: list[dict], alpha: dict) -> bytes:
     fig.suptitle(FIGURES["answer-distributions"], fontsize="medium")
     fig.tight_layout()
     return _png(fig)
+
+
+def panel_title(found: dict, alpha: float | None) -> str:
+    """A question's panel: its label as the raters read it (its key where it has none),
+    its kind and alpha."""
+    note = f", α = {alpha:.2f}" if alpha is not None else ""
+    name = found.get("label") or found["question"]
+    name = name if len(name) <= 40 else name[:39] + "…"  # a panel is a third of the width
+    return f"{name} ({found['kind']}{note})"
 
 
 def draw(*, name: str, run) -> bytes:

@@ -16,6 +16,7 @@ from annotation.services.audits import audit_decide, audit_open
 from frontend.demo.simulate import simulate_raters
 from quality.cli import main as quality_cli
 from quality.designs.questionnaire import answers_frame
+from quality.designs.questionnaire_page import panel_title
 from quality.services import analysis_run_execute, analysis_run_request
 from quality.stats.labels import LABEL_COLUMNS
 from tests.annotation.design_fixtures import EXPERT_ANSWERS, tiny_questionnaire_study
@@ -250,6 +251,9 @@ def test_the_results_page_shows_alpha_the_ties_and_the_audits(tiny, audited):
     assert "answers at random" in page
     assert "batch rejected in its audit" in page  # the exclusions list
     assert "Answers left out" in page
+    # the figure's panels are headed by what the raters read, not the keys
+    found = next(d for d in run.summary["distributions"] if d["question"] == "object_text")
+    assert panel_title(found, 0.5) == f"{question.label} (ordinal, α = 0.50)"
     figure = client.get(f"/api/analysis-runs/{run.pk}/figures/answer-distributions.png")
     assert figure.status_code == 200 and figure["Content-Type"] == "image/png"
 
