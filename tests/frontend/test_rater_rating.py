@@ -209,6 +209,32 @@ def test_sliders_stay_closed_until_the_video_has_played_through(page, live_serve
     assert session_ratings().count() == 0
 
 
+def test_the_hint_is_written_only_when_it_says_something_new(page, live_server, rater_study):
+    # given: a rater at an item with every slider set but the last
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Tab")
+    page.evaluate(
+        """() => {
+            window.hintWrites = [];
+            new MutationObserver(() => hintWrites.push(
+                document.querySelector('#rating-hint').textContent
+            )).observe(document.querySelector('#rating-hint'), {childList: true});
+        }"""
+    )
+    # when: the last slider is set, then moved step by step
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('#next').disabled === false")
+    # then: the live region changed once, to say the item is ready, not at every step
+    writes = page.evaluate("window.hintWrites")
+    assert len(writes) == 1 and writes[0] == page.locator("#rating-hint").inner_text(), writes
+
+
 def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
     # given
     tiny = rater_study()

@@ -446,7 +446,10 @@ async function showCurrent() {
     if (!current.widget) return;
     if (current.widget.watched) section.dataset.ready = "";
     $("#next").disabled = !current.widget.ready || current.submitting;
-    $("#rating-hint").textContent = current.widget.hint;
+    // a live region: written only when it says something new, so that a screen reader
+    // does not read the same hint again at every step of a slider
+    const hint = $("#rating-hint");
+    if (hint.textContent !== current.widget.hint) hint.textContent = current.widget.hint;
   };
   current.refresh = refresh;
   current.widget = new WidgetClass({
