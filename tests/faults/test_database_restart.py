@@ -82,14 +82,25 @@ async def rate_through_a_restart(seconds: float) -> tuple[set, list]:
     return acked, attempts
 
 
+@pytest.fixture
+def fault_database():
+    """The stack's own database, dropped afterwards (it is not the test database)."""
+    yield DB
+    subprocess.run(
+        ["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB],
+        check=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.slow
-def test_every_acknowledged_answer_survives_a_database_restart(monkeypatch):
+def test_every_acknowledged_answer_survives_a_database_restart(monkeypatch, fault_database):
     # A browser test earlier in the run leaves Playwright's event loop registered on this
     # thread (the session's browser), and Django then refuses the connections' close
     # below as if it were called from async code: it is not.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    prepare_database(DB, raters=RATERS, stimuli=300)
-    server = start_server(DB, port=PORT, workers=2, threads=4)
+    prepare_database(fault_database, raters=RATERS, stimuli=300)
+    server = start_server(fault_database, port=PORT, workers=2, threads=4)
     try:
         # A thread of its own: a browser test earlier in the run may have left an event
         # loop registered on this one.
@@ -99,7 +110,7 @@ def test_every_acknowledged_answer_survives_a_database_restart(monkeypatch):
         stop_server(server)
         for connection in connections.all():  # the restart closed them
             connection.close()
-    with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{DB}") as db:
+    with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{fault_database}") as db:
         rows = db.execute(
             "SELECT a.client_uuid::text, count(*) FROM annotation_rating r"
             " JOIN annotation_answer a ON a.id = r.answer_id GROUP BY a.client_uuid"
