@@ -3,6 +3,7 @@ their processing jobs and metric scores."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IS_POPUP_VAR
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
@@ -121,7 +122,8 @@ class StimulusAdmin(admin.ModelAdmin):
         experts' scores, which the add form has no room for: the admin is taken to the
         video's page, where they are added, and told so."""
         needs_scores = obj.role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
-        if not (needs_scores and obj.study.design == "slider"):
+        popup = IS_POPUP_VAR in request.POST  # a related-object popup closes as usual
+        if popup or not (needs_scores and obj.study.design == "slider"):
             return super().response_add(request, obj, post_url_continue)
         self.message_user(
             request,
