@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import close_old_connections
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,11 @@ class Command(BaseCommand):
         while _alive(watched):
             for name, (task, every) in tasks.items():
                 if due[name] <= time.monotonic():
+                    # connections checked before and let go after, as a request's are,
+                    # so that a database restart between two turns costs nothing
+                    close_old_connections()
                     run_task(name, task)
+                    close_old_connections()
                     due[name] = time.monotonic() + every
             time.sleep(max(0.0, min(ALIVE_CHECK_S, min(due.values()) - time.monotonic())))
         logger.info("periodic tasks: process %d ended; stopping", watched)
