@@ -164,8 +164,9 @@ def playback_problem_report(*, participation: Participation, data: object) -> tu
     item = item_by_public_id(parse_uuid(data, "item"), study_id=participation.study_id)
     if item is None or not _given_to(participation, item):
         if item is not None:  # the answer says nothing of it; the team hears of the probe
-            logger.warning("rater %s reported %s, which is not theirs to skip",
-                           participation.rater_id, item)  # fmt: skip
+            logger.warning(
+                "rater %s reported %s, which is not theirs to skip", participation.rater_id, item
+            )
         raise NotFound("no such item in this study")
     detail = data.get("detail", "")
     if not isinstance(detail, str):
