@@ -156,6 +156,25 @@ def test_embedded_default_runs_on_sqlite_with_in_process_tasks(tmp_path):
     assert (tmp_path / "db.sqlite3").is_file()
 
 
+def test_the_embedded_default_runs_a_task_without_a_broker_warning(tmp_path):
+    # given: the embedded default, whose tasks run in-process
+    env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
+    assert run_manage("migrate", "--noinput", env=env).returncode == 0
+    # when: a task is sent (an analysis run that does not exist: logged, nothing to do)
+    sent = run_manage(
+        "shell",
+        "--verbosity",
+        "0",
+        "-c",
+        "from quality.tasks import run_analysis; run_analysis.delay(987654)",
+        env=env,
+    )
+    # then: it ran, and kombu did not warn of a broker host the mode never contacts
+    assert sent.returncode == 0, sent.stderr
+    assert "Task quality.tasks.run_analysis" in sent.stderr
+    assert "No hostname" not in sent.stderr
+
+
 def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
     env = clean_env(
         DJANGO_SETTINGS_MODULE="config.settings.production",
