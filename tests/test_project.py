@@ -175,6 +175,26 @@ def test_the_embedded_default_runs_a_task_without_a_broker_warning(tmp_path):
     assert "No hostname" not in sent.stderr
 
 
+def test_the_embedded_default_logs_a_refused_request_once(tmp_path):
+    # given: the embedded default (DEBUG on, where Django adds a console handler of its own)
+    env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
+    # when: a request is refused
+    probe = run_manage(
+        "shell",
+        "--verbosity",
+        "0",
+        "-c",
+        "from django.test import Client;"
+        "print(Client(HTTP_HOST='127.0.0.1').get('/api/studies/').status_code)",
+        env=env,
+    )
+    # then: Django's line is written once, by the project's handler and in its format
+    assert probe.stdout.split() == ["403"], probe.stderr
+    lines = [line for line in probe.stderr.splitlines() if "Forbidden: /api/studies/" in line]
+    assert len(lines) == 1, probe.stderr
+    assert " WARNING django.request Forbidden: /api/studies/" in lines[0]
+
+
 def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
     env = clean_env(
         DJANGO_SETTINGS_MODULE="config.settings.production",

@@ -205,12 +205,16 @@ CACHES = {
     "default": env.cache("CACHE_URL", default="locmemcache://mosaic"),
 }
 
+LOG_LEVEL = env.str("MOSAIC_LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("MOSAIC_LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    # Django's own console handler (DEBUG only) wrote every django.request line a second
+    # time, tracebacks included, before the root's: django's loggers keep only the root's.
+    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
 }
 # score jobs one gpu task takes together (one decoding pass over the batch)
 MOSAIC_SCORE_BATCH = env.int("MOSAIC_SCORE_BATCH", default=8)
