@@ -126,6 +126,11 @@ def run_manage(*args: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+def run_shell(code: str, *, env: dict) -> subprocess.CompletedProcess:
+    """``manage.py shell -c code``, quietly (only what ``code`` prints on stdout)."""
+    return run_manage("shell", "--verbosity", "0", "-c", code, env=env)
+
+
 def clean_env(**extra: str) -> dict:
     env = {
         k: v
@@ -141,11 +146,7 @@ def test_embedded_default_runs_on_sqlite_with_in_process_tasks(tmp_path):
     env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
     # when
     migrate = run_manage("migrate", "--noinput", env=env)
-    probe = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    probe = run_shell(
         "from django.conf import settings as s; from django.db import connection as c;"
         "print(c.vendor, s.CELERY_TASK_ALWAYS_EAGER)",
         env=env,
@@ -161,11 +162,7 @@ def test_the_embedded_default_runs_a_task_without_a_broker_warning(tmp_path):
     env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
     assert run_manage("migrate", "--noinput", env=env).returncode == 0
     # when: a task is sent (an analysis run that does not exist: logged, nothing to do)
-    sent = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    sent = run_shell(
         "from quality.tasks import run_analysis; run_analysis.delay(987654)",
         env=env,
     )
@@ -179,11 +176,7 @@ def test_the_embedded_default_logs_a_refused_request_once(tmp_path):
     # given: the embedded default (DEBUG on, where Django adds a console handler of its own)
     env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
     # when: a request is refused
-    probe = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    probe = run_shell(
         "from django.test import Client;"
         "print(Client(HTTP_HOST='127.0.0.1').get('/api/studies/').status_code)",
         env=env,
@@ -224,9 +217,7 @@ def production_env(tmp_path, **extra: str) -> dict:
 
 
 def run_production_shell(tmp_path, code: str, **extra: str) -> subprocess.CompletedProcess:
-    return run_manage(
-        "shell", "--verbosity", "0", "-c", code, env=production_env(tmp_path, **extra)
-    )
+    return run_shell(code, env=production_env(tmp_path, **extra))
 
 
 def env_example() -> dict[str, str]:
@@ -396,11 +387,7 @@ def test_servers_default_to_the_production_settings(tmp_path, code):
 
 
 def test_manage_py_defaults_to_the_embedded_settings(tmp_path):
-    probe = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    probe = run_shell(
         "import os; print(os.environ['DJANGO_SETTINGS_MODULE'])",
         env=clean_env(MOSAIC_VAR_DIR=str(tmp_path)),
     )
@@ -413,11 +400,7 @@ def test_database_and_broker_come_from_the_environment(tmp_path):
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres",
         CELERY_BROKER_URL="redis://127.0.0.1:6379/14",
     )
-    probe = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    probe = run_shell(
         "from django.conf import settings as s; from django.db import connection as c;"
         "c.ensure_connection(); print(c.vendor, s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL)",
         env=env,
@@ -494,9 +477,7 @@ with connection.cursor() as cursor:
     print(sorted(outcomes), cursor.fetchone()[0])
 """
     # when
-    probe = run_manage(
-        "shell", "--verbosity", "0", "-c", script, env=clean_env(MOSAIC_VAR_DIR=str(tmp_path))
-    )
+    probe = run_shell(script, env=clean_env(MOSAIC_VAR_DIR=str(tmp_path)))
     # then: the second waited for the first (without the setting: "database is locked")
     assert probe.stdout.split("\n")[0] == "['stored', 'stored'] 2", probe.stdout + probe.stderr
 
@@ -504,11 +485,7 @@ with connection.cursor() as cursor:
 def test_the_embedded_default_sends_browsers_to_the_icon(tmp_path):
     # DEBUG is on there, and the static files are served by a URL pattern of their own
     env = clean_env(MOSAIC_VAR_DIR=str(tmp_path))
-    probe = run_manage(
-        "shell",
-        "--verbosity",
-        "0",
-        "-c",
+    probe = run_shell(
         "from django.test import Client; from django.conf import settings;"
         "r = Client().get('/favicon.ico', HTTP_HOST='127.0.0.1');"
         "print(settings.DEBUG, r.status_code, r['Location'])",
