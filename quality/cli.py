@@ -13,13 +13,24 @@ from quality.commands import analyze, compare, labels, rank, sequence, verify
 from quality.commands.io import EXIT_BAD_INPUT, bad_input, out_problem
 
 COMMANDS = (analyze, compare, rank, labels, verify, sequence)
+DESCRIPTION = "The statistics of every study design from CSV files, no database needed."
+EPILOG = (
+    "Each command writes its files into --out DIR all at once (a failed run leaves DIR as "
+    "it was); 'python -m quality COMMAND --help' lists its options. Exit status: 0 done, "
+    "2 unusable input or arguments (the message on stderr names the line), 1 output "
+    "failure. docs/researchers.md describes the inputs and outputs."
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m quality", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="python -m quality", description=DESCRIPTION, epilog=EPILOG
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        command.register(commands.add_parser(command.NAME, help=command.HELP))
+        command.register(
+            commands.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        )
     return parser
 
 

@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
@@ -23,15 +23,51 @@ HELP = "MOS, alpha, SRCC curve from a ratings CSV"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ratings", type=Path, help="long CSV: rater_id,video_id,dimension,score")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "ratings",
+        type=Path,
+        help="long CSV: rater_id,video_id,dimension,score[,session_id] (a raw ratings.csv "
+        "export as it is: rows with a rule in its excluded column are left out)",
+    )
+    add_out(parser, writes="mos.csv, all_combined.csv, summary.json (and subjective_NAME.csv)")
     defaults = AnalysisSettings()
-    parser.add_argument("--draws", type=int, default=defaults.draws)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--line-click-share", type=float, default=defaults.line_click_share)
-    parser.add_argument("--slider-step", type=float, default=defaults.slider_step)
-    parser.add_argument("--srcc-max-n", type=int, default=defaults.srcc_max_n)
-    parser.add_argument("--confidence", type=float, default=defaults.confidence)
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=defaults.draws,
+        help="bootstrap draws per group size of the SRCC curve (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=defaults.seed, help="seed of those draws (default %(default)s)"
+    )
+    parser.add_argument(
+        "--line-click-share",
+        type=float,
+        default=defaults.line_click_share,
+        help="exclude a rater whose most frequent score (rounded to --slider-step) covers "
+        "MORE than this share of their ratings; 1 turns the rule off (default %(default)s, "
+        "GAIA's)",
+    )
+    parser.add_argument(
+        "--slider-step",
+        type=float,
+        default=defaults.slider_step,
+        help="scores are rounded to this step before a rater's equal scores are counted "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--srcc-max-n",
+        type=int,
+        default=defaults.srcc_max_n,
+        help="largest group size of the SRCC curve (default: half the raters)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=defaults.confidence,
+        help="level of the MOS intervals (the ci95_*_raw columns keep their name) and of "
+        "the SRCC curve's percentile intervals (default %(default)s)",
+    )
     parser.add_argument(
         "--subjective-model",
         action="append",

@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.preference import (
     MODELS,
     PAIR_COLUMNS,
@@ -29,22 +29,43 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "judgments", type=Path, help="long CSV: rater_id,question,content_id,left,right,choice"
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    add_out(parser, writes="scale.csv, pairs.csv, summary.json")
     defaults = PreferenceSettings()
-    parser.add_argument("--model", choices=list(MODELS), default=defaults.model)
     parser.add_argument(
-        "--bootstrap", type=int, default=defaults.bootstrap, help="rater-bootstrap replicates"
+        "--model",
+        choices=list(MODELS),
+        default=defaults.model,
+        help="the scale's model (default %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=defaults.bootstrap,
+        help="rater-bootstrap replicates for the scale's intervals (0: none; default %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=defaults.seed,
+        help="seed of the bootstrap (default %(default)s)",
+    )
     parser.add_argument(
         "--prior",
         type=float,
         default=defaults.prior,
-        help="precision of the Gaussian prior on each score (0: plain maximum likelihood)",
+        help="precision of the Gaussian prior on each score (0: plain maximum likelihood; "
+        "default %(default)s)",
     )
-    parser.add_argument("--confidence", type=float, default=defaults.confidence)
     parser.add_argument(
-        "--no-screen", action="store_true", help="keep every rater (no position-bias screening)"
+        "--confidence",
+        type=float,
+        default=defaults.confidence,
+        help="level of every interval, Wilson and bootstrap (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-screen",
+        action="store_true",
+        help="keep every rater (no position_bias or disagrees_with_majority screening)",
     )
 
 

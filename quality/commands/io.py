@@ -11,6 +11,7 @@ are written as numbers.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import math
@@ -196,6 +197,17 @@ def out_problem(out: Path) -> str | None:
         if not os.access(place, os.W_OK | os.X_OK):
             return f"--out {out}: cannot write into {place} (permission denied)"
     return None
+
+
+def add_out(parser: argparse.ArgumentParser, *, writes: str) -> None:
+    """Every command's ``--out DIR``, naming the files it ``writes`` there."""
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help=f"output folder, created or updated: {writes}",
+    )
 
 
 def bad_input(message: object) -> int:

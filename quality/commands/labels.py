@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.labels import (
     LABEL_COLUMNS,
     METHODS,
@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "answers", type=Path, help="long CSV: rater_id,item_id,question,kind,answer"
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    add_out(parser, writes="labels.csv, summary.json")
     defaults = LabelSettings()
     parser.add_argument(
         "--keep-share",
@@ -54,10 +54,13 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--max-iterations",
         type=int,
         default=defaults.max_iterations,
-        help="Dawid-Skene: most EM iterations",
+        help="Dawid-Skene: most EM iterations (default %(default)s)",
     )
     parser.add_argument(
-        "--tolerance", type=float, default=defaults.tolerance, help="Dawid-Skene: stop tolerance"
+        "--tolerance",
+        type=float,
+        default=defaults.tolerance,
+        help="Dawid-Skene: stop tolerance (default %(default)s)",
     )
 
 

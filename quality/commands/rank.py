@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.ranking import (
     CONSENSUS_COLUMNS,
     RANK_DISTRIBUTION_COLUMNS,
@@ -34,7 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "rankings", type=Path, help="CSV: rater_id,question,prompt_id,ranking (a>b=c>d)"
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    add_out(parser, writes="consensus.csv, rank_distribution.csv, summary.json")
     parser.add_argument(
         "--against",
         type=Path,
@@ -46,21 +46,32 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=int,
         default=defaults.bootstrap,
-        help="rater-bootstrap replicates for the 95%% intervals (0: none)",
+        help="rater-bootstrap replicates for the 95%% intervals (0: none; default %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=defaults.seed,
+        help="seed of the bootstrap (default %(default)s)",
+    )
     parser.add_argument(
         "--no-screen",
         dest="screen",
         action="store_false",
         help="keep the raters the random-ranker rule flags (they are still reported)",
     )
-    parser.add_argument("--screen-alpha", type=float, default=defaults.screen_alpha)
+    parser.add_argument(
+        "--screen-alpha",
+        type=float,
+        default=defaults.screen_alpha,
+        help="one-sided level of the random-ranker test (default %(default)s)",
+    )
     parser.add_argument(
         "--pl-prior-weight",
         type=float,
         default=defaults.pl_prior_weight,
-        help="ghost-condition prior for Plackett-Luce fits without a finite maximum (0: off)",
+        help="ghost-condition prior for Plackett-Luce fits without a finite maximum (0: off; "
+        "default %(default)s)",
     )
 
 

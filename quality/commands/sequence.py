@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import InputError, bad_input, csv_text, finish, json_ready
+from quality.commands.io import InputError, add_out, bad_input, csv_text, finish, json_ready
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
 from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8
 
@@ -35,15 +35,20 @@ MAX_GRID_SIZE = 100_001  # 1e-5 of the scale; a finer grid only costs time and m
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scores", type=Path, help="CSV: video_id,dimension,score in arrival order")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    add_out(parser, writes="sequence.csv, summary.json")
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - coverage (default 0.05)")
-    parser.add_argument("--low", type=float, default=0.0, help="lowest score of the scale")
-    parser.add_argument("--high", type=float, default=100.0, help="highest score of the scale")
+    parser.add_argument(
+        "--low", type=float, default=0.0, help="lowest score of the scale (default 0)"
+    )
+    parser.add_argument(
+        "--high", type=float, default=100.0, help="highest score of the scale (default 100)"
+    )
     parser.add_argument(
         "--grid-size",
         type=int,
         default=DEFAULT_GRID_SIZE,
-        help="candidate means on the scale (resolution (high - low) / (grid size - 1))",
+        help="candidate means on the scale (resolution (high - low) / (grid size - 1); "
+        "default %(default)s)",
     )
 
 

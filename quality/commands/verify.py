@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
 from quality.stats.labels.csv_input import read_text_csv
 from quality.stats.verify import VERDICT_COLUMNS, VERIFIED_COLUMNS, LabelsError, verify_labels
 
@@ -23,7 +23,7 @@ HELP = "labels kept by their verifiers (AVA: 2 of 3 say yes) from a verdicts CSV
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("verdicts", type=Path, help="long CSV: rater_id,item_id,label,verdict")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    add_out(parser, writes="labels.csv, summary.json")
     parser.add_argument(
         "--keep",
         type=int,

@@ -189,3 +189,24 @@ def test_python_dash_m_reports_errors_on_stderr(tmp_path):
     assert done.returncode == 2
     assert "missing column(s): rater_id, video_id, dimension, score" in done.stderr
     assert done.stdout == ""
+
+
+def test_help_describes_every_option_with_its_default_and_the_files_written():
+    # given: the parser the command line uses
+    from quality.cli import COMMANDS, _parser
+
+    parser = _parser()
+    # then: the program is described by a whole sentence, with its exit codes
+    assert parser.description.endswith("no database needed.")
+    assert "Exit status: 0 done, 2 unusable input" in parser.epilog
+    commands = parser._subparsers._group_actions[0].choices
+    for command in COMMANDS:
+        sub = commands[command.NAME]
+        for action in sub._actions:
+            # and every argument of every command says what it is for
+            assert action.help, f"{command.NAME} {action.option_strings or action.dest}"
+            # and an option with a default names it (a flag is off, a list empty)
+            if action.option_strings and action.nargs != 0 and action.default not in (None, []):
+                assert "default" in action.help, f"{command.NAME} {action.option_strings}"
+        out = next(a for a in sub._actions if "--out" in a.option_strings)
+        assert "summary.json" in out.help
