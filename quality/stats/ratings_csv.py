@@ -81,7 +81,12 @@ def no_rows_left(path: str | Path, what: str, excluded: int) -> str:
 
 
 def read_csv_checked(
-    path: str | Path, *, error: type[Exception], dtype=str, data: bytes | None = None
+    path: str | Path,
+    *,
+    error: type[Exception],
+    dtype=str,
+    data: bytes | None = None,
+    numbers: Sequence[str] = (),
 ) -> pd.DataFrame:
     """pandas' ``read_csv`` of the file at ``path`` (or of ``data``, its bytes) as the
     CSV readers need it: UTF-8, nothing read as missing (``007`` and an empty field stay
@@ -89,13 +94,17 @@ def read_csv_checked(
     row with an extra field an error rather than an index. Its failures are raised as
     ``error`` naming the problem: an empty file, text that is not UTF-8 (with its line),
     a first row with more fields than the header (which pandas only warns about), a row
-    with fewer (which pandas fills with empty text), any other parse error."""
-    frame = _read_csv(path, error=error, dtype=dtype, data=data)
+    with fewer (which pandas fills with empty text), any other parse error. The columns
+    named in ``numbers`` (read as numbers by ``dtype``) read an empty field, a blank line's
+    included, as NaN."""
+    frame = _read_csv(path, error=error, dtype=dtype, data=data, numbers=numbers)
     _refuse_short_rows(frame, path, error=error, data=data)
     return frame
 
 
-def _read_csv(path: str | Path, *, error: type[Exception], dtype, data: bytes | None):
+def _read_csv(
+    path: str | Path, *, error: type[Exception], dtype, data: bytes | None, numbers: Sequence[str]
+):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -103,6 +112,7 @@ def _read_csv(path: str | Path, *, error: type[Exception], dtype, data: bytes | 
                 path if data is None else io.BytesIO(data),
                 dtype=dtype,
                 keep_default_na=False,
+                na_values={column: [""] for column in numbers},
                 index_col=False,
                 skip_blank_lines=False,
                 encoding="utf-8",
@@ -217,9 +227,14 @@ def _strip_spreadsheet_quotes(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read(path: str | Path, *, score_as_text: bool) -> pd.DataFrame:
-    dtypes = {c: str for c in _ID_COLUMNS}
-    dtypes["score"] = str if score_as_text else np.float64
-    return read_csv_checked(path, error=RatingsError, dtype=dtypes)
+    dtypes: dict = {c: str for c in _ID_COLUMNS}
+    if score_as_text:
+        return read_csv_checked(path, error=RatingsError, dtype={**dtypes, "score": str})
+    # A blank line's empty score is NaN (a float column has no empty text), so that the
+    # line is skipped as blank rather than refused as a score that is not a number.
+    return read_csv_checked(
+        path, error=RatingsError, dtype={**dtypes, "score": np.float64}, numbers=("score",)
+    )
 
 
 def _first_bad_score(path: str | Path) -> str:

@@ -129,6 +129,19 @@ def test_crlf_and_cr_line_ends_give_the_same_outputs(tmp_path, command, line_end
     assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
 
 
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_blank_lines_between_and_after_the_rows_are_skipped(tmp_path, command, line_end):
+    # given: a blank line after the second row and two at the end (an editor's or a
+    # spreadsheet's), the score then empty as every other field
+    rows = lines(command)
+    text = "\n".join([*rows[:3], "", *rows[3:], "", ""]) + "\n"
+    path = write(tmp_path, text.replace("\n", line_end))
+    # when / then: the same outputs as the plain file's
+    assert run(command, path, tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_latin1_bytes_are_refused_naming_the_line(tmp_path, capsys, existing_out, command):
     path = write(tmp_path, with_field(command, 3, 0, "r\xe9").encode("latin-1"))
