@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from quality.stats.ratings import REQUIRED_COLUMNS, SESSION_COLUMN, RatingsError
+from quality.stats.repeats import first_repeat
 
 _ID_COLUMNS = ("rater_id", "video_id", "dimension", SESSION_COLUMN)
 
@@ -255,8 +256,9 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     so are rows a raw export marks excluded (``marked_excluded``, counted in
     ``attrs``); a single quote that ``spreadsheet_safe`` put before an id is removed.
 
-    Raises RatingsError for an empty file, a missing column, a row with an empty id or
-    a score that is not a finite number (naming the first such line).
+    Raises RatingsError for an empty file, a missing column, a row with an empty id, a
+    score that is not a finite number, or a rater's second rating of the same video on the
+    same dimension (naming the first such line).
     """
     try:
         frame = _read(path, score_as_text=False)
@@ -285,5 +287,23 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     if not np.isfinite(frame["score"].to_numpy()).all():
         raise RatingsError(_first_bad_score(path))
     frame = _strip_spreadsheet_quotes(frame.reset_index(drop=True))
+    _refuse_repeats(path, frame, line)
     frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())
     return frame
+
+
+def _refuse_repeats(path: str | Path, frame: pd.DataFrame, line: np.ndarray) -> None:
+    """RatingsError naming the first row that rates a video on a dimension its rater
+    already rated (and the earlier line). The platform stores one rating per rater, video
+    and dimension (a regular video is in one session, never served twice), and the
+    subjective models refuse a repeat too; a repeated row (an export pasted twice) would
+    count twice in n, the MOS, its interval and alpha."""
+    codes = [pd.factorize(frame[c])[0] for c in ("rater_id", "video_id", "dimension")]
+    repeat = first_repeat(codes)
+    if repeat is not None:
+        row, earlier = repeat
+        rater, video, dimension = (frame[c].iat[row] for c in ("rater_id", "video_id", "dimension"))
+        raise RatingsError(
+            f"{path}: line {line[row]}: rater {rater!r} rated video {video!r} on dimension "
+            f"{dimension!r} again (first on line {line[earlier]})"
+        )

@@ -210,3 +210,32 @@ def test_help_describes_every_option_with_its_default_and_the_files_written():
                 assert "default" in action.help, f"{command.NAME} {action.option_strings}"
         out = next(a for a in sub._actions if "--out" in a.option_strings)
         assert "summary.json" in out.help
+
+
+@pytest.mark.parametrize("score", ["50", "55"])
+def test_a_rater_rating_a_video_twice_on_a_dimension_is_refused_naming_both_lines(
+    tmp_path, capsys, score
+):
+    # given: a row repeated (an export pasted twice) or a second, different score
+    path = tmp_path / "ratings.csv"
+    path.write_text(
+        HEADER + "r1,v1,q,50\nr2,v1,q,60\nr1,v2,q,70\nr2,v2,q,20\n\n" + f"r1,v1,q,{score}\n"
+    )
+    out = tmp_path / "o"
+    # when
+    code = main(["analyze", str(path), "--out", str(out)])
+    # then: refused as the other commands refuse a repeated answer, nothing written
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: line 7: rater 'r1' rated video 'v1' on dimension 'q' again "
+        "(first on line 2)\n"
+    )
+    assert not out.exists()
+
+
+def test_the_same_video_on_another_dimension_or_by_another_rater_is_no_repeat(tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text(HEADER + "r1,v1,q,50\nr1,v1,p,50\nr2,v1,q,50\nr1,v2,q,70\nr2,v2,q,20\n")
+    assert (
+        main(["analyze", str(path), "--out", str(tmp_path / "o"), "--line-click-share", "1"]) == 0
+    )

@@ -31,10 +31,10 @@ from quality.stats.labels.table import (
     LabelsError,
     check_columns,
     check_not_empty,
-    first_repeat,
     line_numbers,
     text_column,
 )
+from quality.stats.repeats import first_repeat
 
 ANSWER_COLUMNS = ("rater_id", "item_id", "question", "kind", "answer")
 KINDS = ("score", "ordinal", "tags")

@@ -1,5 +1,6 @@
 """What checking any long text table of labels shares: the error type, the line numbers
-that error messages name, text columns, empty ids and repeated answers.
+that error messages name, text columns and empty ids (repeated answers:
+quality.stats.repeats).
 
 A table may carry a ``line`` column (``read_text_csv`` adds it: each row's line in its
 CSV file); without one, row i is named line i + 2, the line it would have in a CSV with
@@ -48,19 +49,3 @@ def check_not_empty(texts: dict[str, pd.Series], line: np.ndarray) -> None:
         empty = (text == "").to_numpy()
         if empty.any():
             raise LabelsError(f"line {line[np.argmax(empty)]}: {name} is empty")
-
-
-def first_repeat(codes: Sequence[np.ndarray]) -> tuple[int, int] | None:
-    """(row, earlier row) of the first row (in table order) whose codes repeat an earlier
-    row's, or None when every row is distinct."""
-    order = np.lexsort(tuple(reversed(codes)))  # stable: equal keys keep table order
-    same = np.logical_and.reduce([c[order][1:] == c[order][:-1] for c in codes])
-    if not same.any():
-        return None
-    # In a run of equal keys every row after the first repeats it; the run's first row
-    # is the earliest, as lexsort keeps table order within equal keys.
-    run_start = np.maximum.accumulate(np.where(np.r_[True, ~same], np.arange(order.size), 0))
-    repeats = np.flatnonzero(np.r_[False, same])
-    row = int(order[repeats].min())
-    earlier = int(order[run_start[repeats[np.argmin(order[repeats])]]])
-    return row, earlier

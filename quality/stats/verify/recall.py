@@ -33,10 +33,10 @@ from quality.stats.labels.table import (
     LabelsError,
     check_columns,
     check_not_empty,
-    first_repeat,
     line_numbers,
     text_column,
 )
+from quality.stats.repeats import first_repeat
 
 PROPOSAL_COLUMNS = ("rater_id", "item_id", "label")
 TRUTH_COLUMNS = ("item_id", "label")

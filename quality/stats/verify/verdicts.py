@@ -26,10 +26,10 @@ from quality.stats.labels.table import (
     LabelsError,
     check_columns,
     check_not_empty,
-    first_repeat,
     line_numbers,
     text_column,
 )
+from quality.stats.repeats import first_repeat
 
 VERDICT_COLUMNS = ("rater_id", "item_id", "label", "verdict")
 VERIFIED_COLUMNS = ("item_id", "label", "yes", "no", "kept")
