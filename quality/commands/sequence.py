@@ -23,7 +23,7 @@ import pandas as pd
 
 from quality.commands.io import InputError, add_out, bad_input, csv_text, finish, json_ready
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8
+from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8, other_separator
 
 NAME = "sequence"
 HELP = "anytime-valid confidence sequence per video and dimension, after each rating"
@@ -84,6 +84,8 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
             header = next(reader, None)
             if header is None:
                 raise InputError(f"{path}: the file is empty")
+            if problem := other_separator(path, header):
+                raise InputError(problem)
             missing = [name for name in COLUMNS if name not in header]
             if missing:
                 raise InputError(f"{path}: missing column(s): {', '.join(missing)}")

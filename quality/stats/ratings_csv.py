@@ -124,10 +124,39 @@ def _read_csv(
         raise error(not_utf8(path, data)) from None
     except pd.errors.ParserWarning:  # only the first row warns
         raise error(
-            f"{path}: not a readable CSV (line 2 has more fields than the header)"
+            other_separator(path, _header(path, data))
+            or f"{path}: not a readable CSV (line 2 has more fields than the header)"
         ) from None
     except pd.errors.ParserError as exc:
-        raise error(f"{path}: not a readable CSV ({exc})") from None
+        raise error(
+            other_separator(path, _header(path, data)) or f"{path}: not a readable CSV ({exc})"
+        ) from None
+
+
+def other_separator(path: str | Path, header: Sequence[str]) -> str | None:
+    """The message for a file whose header is one column holding a semicolon, a tab or a
+    bar, so that its fields are separated by that rather than by commas (a spreadsheet's
+    export in a comma-decimal locale uses semicolons); None for any other header. Every
+    input of ``python -m quality`` has two columns or more, so such a header is never
+    right."""
+    if len(header) != 1:
+        return None
+    separator = next((s for s in ";\t|" if s in header[0]), None)
+    if separator is None:
+        return None
+    shown = {"\t": "tabs"}.get(separator, f"'{separator}'")
+    return (
+        f"{path}: the header is one column, {header[0][:60]!r}: the file must be separated "
+        f"by commas, and this one seems separated by {shown} (in a spreadsheet, save it as "
+        "CSV UTF-8, comma-delimited)"
+    )
+
+
+def _header(path: str | Path, data: bytes | None) -> list[str]:
+    """The header's fields as the csv module reads them (a BOM before it dropped)."""
+    data = Path(path).read_bytes() if data is None else data
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
+        return next(csv.reader(text), [])
 
 
 def _refuse_short_rows(
@@ -190,7 +219,11 @@ def check_header(
     data: bytes | None = None,
 ) -> None:
     """Raise ``error`` for a header (``read``: the names pandas read) that lacks one of
-    ``columns`` or names one of them, or of the ``optional`` ones, twice."""
+    ``columns`` or names one of them, or of the ``optional`` ones, twice; a header of one
+    column that another separator splits (semicolons, say) is refused as such
+    (``other_separator``)."""
+    if problem := other_separator(path, read):
+        raise error(problem)
     missing = [c for c in columns if c not in read]
     if missing:
         raise error(f"{path}: missing column(s): {', '.join(missing)}")
@@ -207,9 +240,7 @@ def named_twice(
     read only when such a name is there."""
     if not any(f"{c}.1" in read for c in columns):
         return []
-    data = Path(path).read_bytes() if data is None else data
-    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
-        header = next(csv.reader(text), [])
+    header = _header(path, data)
     return [c for c in columns if header.count(c) > 1]
 
 

@@ -142,6 +142,34 @@ def test_blank_lines_between_and_after_the_rows_are_skipped(tmp_path, command, l
     assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
 
 
+@pytest.mark.parametrize(("separator", "named"), [(";", "';'"), ("\t", "tabs")])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_file_separated_by_semicolons_or_tabs_is_refused_saying_so(
+    tmp_path, capsys, command, separator, named
+):
+    # given: a spreadsheet's export in a comma-decimal locale (semicolons, and a decimal
+    # comma in a score, which makes a row longer than its header) or a TSV
+    text = GOOD[command].replace(",", separator).replace("50", "50,5")
+    path = write(tmp_path, text)
+    # when
+    code = run(command, path, tmp_path / "out")
+    # then: one message that says what the separator is and what to do, nothing written
+    assert_refused(
+        code,
+        capsys,
+        tmp_path / "out",
+        "the header is one column",
+        f"this one seems separated by {named} (in a spreadsheet, save it as CSV UTF-8, "
+        "comma-delimited)",
+    )
+
+
+def test_scores_for_rank_separated_by_semicolons_are_refused_saying_so(tmp_path, capsys):
+    scores = write(tmp_path, "condition;score\nx;1\ny;2\nz;3\n", "scores.csv")
+    code = run("rank", write(tmp_path, GOOD["rank"]), tmp_path / "out", "--against", str(scores))
+    assert_refused(code, capsys, tmp_path / "out", f"{scores}: the header is one column")
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_latin1_bytes_are_refused_naming_the_line(tmp_path, capsys, existing_out, command):
     path = write(tmp_path, with_field(command, 3, 0, "r\xe9").encode("latin-1"))

@@ -89,6 +89,8 @@ def _read_fast(data: bytes, columns: Sequence[str], *, categorical: bool) -> pd.
         return None
     if len(set(table.column_names)) < table.num_columns:
         return None  # pandas tells a name given twice apart (``name.1``)
+    if table.num_columns == 1:
+        return None  # no input has one column: the careful parser names the separator
     table = table.select([c for c in columns if c in table.column_names]).unify_dictionaries()
     return pd.DataFrame({name: _pandas(table.column(name)) for name in table.column_names})
 
