@@ -99,7 +99,8 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                 line = reader.line_num
                 if len(row) != len(header):
                     raise InputError(
-                        f"{path}: line {line}: {len(row)} field(s), the header has {len(header)}"
+                        f"{path}: line {line}: {len(row)} field(s) where the header has "
+                        f"{len(header)}"
                     )
                 video, dimension, text = (row[i] for i in where)
                 for name, value in (("video_id", video), ("dimension", dimension)):

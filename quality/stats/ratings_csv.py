@@ -122,15 +122,24 @@ def _read_csv(
         raise error(f"{path}: the file is empty") from None
     except UnicodeDecodeError:
         raise error(not_utf8(path, data)) from None
-    except pd.errors.ParserWarning:  # only the first row warns
-        raise error(
-            other_separator(path, _header(path, data))
-            or f"{path}: not a readable CSV (line 2 has more fields than the header)"
-        ) from None
-    except pd.errors.ParserError as exc:
-        raise error(
-            other_separator(path, _header(path, data)) or f"{path}: not a readable CSV ({exc})"
-        ) from None
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
+        # pandas only warns of a first row with an extra field, and names a later one by
+        # its record, not its line: the lines are counted again here
+        raise error(_unreadable(path, data, exc)) from None
+
+
+def _unreadable(path: str | Path, data: bytes | None, exc: Exception) -> str:
+    """The message for a file pandas' parser refused or warned about: another separator
+    than commas, else the first line with more fields than the header, else pandas' own
+    words."""
+    header = _header(path, data)
+    if problem := other_separator(path, header):
+        return problem
+    data = Path(path).read_bytes() if data is None else data
+    if long := _first_line_with(data, len(header), longer=True):
+        line, fields = long
+        return f"{path}: line {line}: {fields} field(s) where the header has {len(header)}"
+    return f"{path}: not a readable CSV ({str(exc).strip()})"
 
 
 def other_separator(path: str | Path, header: Sequence[str]) -> str | None:
@@ -165,7 +174,7 @@ def _refuse_short_rows(
     """Raise ``error`` naming the first line with fewer fields than the header. pandas
     reads a missing field as empty text, like an empty one, so a short row shows as one
     whose last field reads empty and that is not a blank line; only when there is such a
-    row are the file's lines counted again (``_short_line``)."""
+    row are the file's lines counted again (``_first_line_with``)."""
     last = frame.iloc[:, -1] if frame.shape[1] > 1 else None
     if last is None or not pd.api.types.is_string_dtype(last.dtype):
         return  # one column cannot be short; a missing number reads as NaN, refused later
@@ -175,18 +184,19 @@ def _refuse_short_rows(
     empty = [(frame[c].isna() | (frame[c] == "")).to_numpy() for c in frame.columns[:-1]]
     if not (last_empty & ~np.logical_and.reduce(empty)).any():
         return  # blank lines only
-    short = _short_line(Path(path).read_bytes() if data is None else data, frame.shape[1])
+    data = Path(path).read_bytes() if data is None else data
+    short = _first_line_with(data, frame.shape[1], longer=False)
     if short is not None:
         line, fields = short
         raise error(f"{path}: line {line}: {fields} field(s) where the header has {frame.shape[1]}")
 
 
-def _short_line(data: bytes, header: int) -> tuple[int, int] | None:
-    """(line, fields) of the first line that is not blank and has fewer than ``header``
-    fields. Without a quote character in the file every comma separates two fields, and
-    numpy counts the commas of every line at once (a raw export read back has its last
-    column, ``excluded``, mostly empty); otherwise the csv module reads the file record
-    by record, quoted line breaks counted."""
+def _first_line_with(data: bytes, header: int, *, longer: bool) -> tuple[int, int] | None:
+    """(line, fields) of the first line after the header that is not blank and has fewer
+    than ``header`` fields (or more, when ``longer``). Without a quote character in the
+    file every comma separates two fields, and numpy counts the commas of every line at
+    once (a raw export read back has its last column, ``excluded``, mostly empty);
+    otherwise the csv module reads the file record by record, quoted line breaks counted."""
     if b'"' not in data:
         raw = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(raw == ord("\n"))
@@ -197,14 +207,14 @@ def _short_line(data: bytes, header: int) -> tuple[int, int] | None:
         fields = np.searchsorted(commas, ends) - np.searchsorted(commas, starts) + 1
         length = ends - starts
         blank = (length == 0) | ((length == 1) & (raw[np.minimum(starts, raw.size - 1)] == 13))
-        short = np.flatnonzero((fields < header) & ~blank)
-        short = short[short > 0]  # the header line
-        return None if short.size == 0 else (int(short[0]) + 1, int(fields[short[0]]))
+        wrong = np.flatnonzero(((fields > header) if longer else (fields < header)) & ~blank)
+        wrong = wrong[wrong > 0]  # the header line
+        return None if wrong.size == 0 else (int(wrong[0]) + 1, int(fields[wrong[0]]))
     with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as text:
         records = csv.reader(text)
         next(records, [])
         for record in records:
-            if 0 < len(record) < header:
+            if (len(record) > header) if longer else (0 < len(record) < header):
                 return records.line_num, len(record)
     return None
 

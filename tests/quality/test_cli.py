@@ -72,7 +72,7 @@ def test_analyze_replaces_files_in_an_existing_folder(ratings_csv, tmp_path):
         (HEADER + "a,v1,d,3\na,v2,d,inf\n", "line 3: score 'inf'"),
         (HEADER + "a,v1,d,3\na,v2,d,\n", "line 3: score ''"),
         (HEADER + "a,v1,d,3\n,v2,d,4\n", "line 3: rater_id is empty"),
-        (HEADER + "a,v1,d,3,9\n", "not a readable CSV"),
+        (HEADER + "a,v1,d,3,9\n", "line 2: 5 field(s) where the header has 4"),
     ],
 )
 def test_malformed_files_exit_2_with_a_clear_message_and_write_nothing(

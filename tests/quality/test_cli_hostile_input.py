@@ -221,6 +221,26 @@ def test_a_later_row_with_too_many_fields_is_refused_naming_its_line(tmp_path, c
     assert_refused(run(command, path, out), capsys, out, str(path), "line 3")
 
 
+@pytest.mark.parametrize("command", ["analyze", "compare", "rank", "labels", "verify"])
+def test_a_long_row_after_a_quoted_line_break_is_named_by_its_line_in_the_file(
+    tmp_path, capsys, command
+):
+    # given: a quoted id holding a line break (lines 3 and 4), then a row with an extra
+    # field on line 5; pandas counts records, and said "line 4" in its own words
+    rows = lines(command)
+    first = rows[2].split(",")
+    first[0] = '"r\nx"'
+    path = write(tmp_path, "\n".join([*rows[:2], ",".join(first), rows[3] + ",9", *rows[4:]]))
+    out = tmp_path / "out"
+    header = len(rows[0].split(","))
+    assert_refused(
+        run(command, path, out),
+        capsys,
+        out,
+        f"{path}: line 5: {header + 1} field(s) where the header has {header}\n",
+    )
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_row_missing_its_last_field_is_refused_naming_its_line(tmp_path, capsys, command):
     # The missing field reads as empty, which none of these last columns may be.
@@ -514,13 +534,14 @@ def test_an_error_found_past_the_reader_names_the_file_too(
     assert f"error: {path}: line {line}:" in err
 
 
+@pytest.mark.parametrize("longer", [False, True])
 @pytest.mark.parametrize("seed", range(20))
-def test_short_lines_are_counted_in_numpy_as_the_csv_module_counts_them(seed):
+def test_short_and_long_lines_are_counted_in_numpy_as_the_csv_module_counts_them(seed, longer):
     # given: quote-free files with blank lines, CRLF or LF ends, perhaps no final line end
     import csv
     import io
 
-    from quality.stats.ratings_csv import _short_line
+    from quality.stats.ratings_csv import _first_line_with
 
     rng = random.Random(seed)
     end = rng.choice(["\n", "\r\n"])
@@ -530,13 +551,12 @@ def test_short_lines_are_counted_in_numpy_as_the_csv_module_counts_them(seed):
         if kind < 0.15:
             rows.append("")
         else:
-            fields = 4 if kind < 0.9 else rng.randint(1, 3)
+            fields = 4 if kind < 0.85 else rng.randint(1, 3) if kind < 0.92 else rng.randint(5, 6)
             rows.append(",".join(rng.choice(["x", "", "7"]) for _ in range(fields)))
     data = (end.join(rows) + rng.choice(["", end])).encode()
-    # then: the first short line as the csv module finds it
+    # then: the first short (long) line as the csv module finds it
     records = csv.reader(io.StringIO(data.decode(), newline=""))
     next(records)
-    expected = next(
-        ((records.line_num, len(r)) for r in records if 0 < len(r) < 4 and r != [""]), None
-    )
-    assert _short_line(data, 4) == expected
+    wrong = (lambda r: len(r) > 4) if longer else (lambda r: 0 < len(r) < 4 and r != [""])
+    expected = next(((records.line_num, len(r)) for r in records if wrong(r)), None)
+    assert _first_line_with(data, 4, longer=longer) == expected

@@ -113,7 +113,7 @@ def test_keep_share_and_dawid_skene_options(answers_csv, tmp_path):
         (HEADER + "a,v1,q,score,3\n,v2,q,score,4\n", "line 3: rater_id is empty"),
         (HEADER + "a,v1,q,lickert,3\n", "line 2: kind 'lickert' is not one of"),
         (HEADER + "a,v1,q,score,3\na,v1,q,score,4\n", "line 3: rater 'a' answered question 'q'"),
-        (HEADER + "a,v1,q,score,3,9\n", "not a readable CSV"),
+        (HEADER + "a,v1,q,score,3,9\n", "line 2: 6 field(s) where the header has 5"),
     ],
 )
 def test_malformed_files_exit_2_with_a_clear_message_and_write_nothing(

@@ -28,7 +28,7 @@ HEADER = "rater_id,question,content_id,left,right,choice\n"
         (HEADER + "r,q,c,a,b,left\nr,q,c,a,a,left\n", "line 3: left and right are the same"),
         (HEADER + "r,q,c,a,b,Left\n", "line 2: choice 'Left'"),
         (HEADER + "r,q,c,a,b,\n", "line 2: choice ''"),
-        (HEADER + "r,q,c,a,b,left,9\n", "not a readable CSV"),
+        (HEADER + "r,q,c,a,b,left,9\n", "line 2: 7 field(s) where the header has 6"),
     ],
 )
 def test_bad_files_are_refused_naming_the_line(tmp_path, content, message):

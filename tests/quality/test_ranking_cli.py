@@ -106,7 +106,7 @@ def test_rank_replaces_its_files_in_an_existing_folder(rankings_csv, tmp_path):
             "line 2 (rater 'a', prompt 'p', question 'q'): ranking 'x>>y' has",
         ),
         (HEADER + "a,q,,x>y\n", "line 2: prompt_id is empty"),
-        (HEADER + "a,q,p,x>y,9\n", "not a readable CSV"),
+        (HEADER + "a,q,p,x>y,9\n", "line 2: 5 field(s) where the header has 4"),
     ],
 )
 def test_bad_rankings_exit_2_with_a_clear_message_and_write_nothing(

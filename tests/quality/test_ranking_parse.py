@@ -137,7 +137,7 @@ def test_csv_keeps_ids_as_text_skips_blank_lines_and_counts_them(tmp_path):
         ("", "the file is empty"),
         (HEADER, "no rankings"),
         ("rater_id,question,ranking\na,q,x>y\n", "missing column\\(s\\): prompt_id"),
-        (HEADER + "a,q,p,x>y,extra\n", "not a readable CSV"),
+        (HEADER + "a,q,p,x>y,extra\n", r"line 2: 5 field\(s\) where the header has 4"),
     ],
 )
 def test_csv_file_errors(tmp_path, content, message):
