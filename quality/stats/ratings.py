@@ -14,6 +14,10 @@ import pandas as pd
 
 REQUIRED_COLUMNS = ("rater_id", "video_id", "dimension", "score")
 SESSION_COLUMN = "session_id"
+# The largest score magnitude the command line reads. No rating scale comes near it, and
+# far beyond it (about 1e154) the squared deviations behind a std, a z-score and alpha
+# overflow to infinity: a stray 1e308 gave an infinite std and interval and no alpha.
+LARGEST_SCORE = 1e12
 
 
 class RatingsError(ValueError):

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.stats.ratings import REQUIRED_COLUMNS, SESSION_COLUMN, RatingsError
+from quality.stats.ratings import LARGEST_SCORE, REQUIRED_COLUMNS, SESSION_COLUMN, RatingsError
 from quality.stats.repeats import first_repeat
 
 _ID_COLUMNS = ("rater_id", "video_id", "dimension", SESSION_COLUMN)
@@ -298,8 +298,8 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     ``attrs``); a single quote that ``spreadsheet_safe`` put before an id is removed.
 
     Raises RatingsError for an empty file, a missing column, a row with an empty id, a
-    score that is not a finite number, or a rater's second rating of the same video on the
-    same dimension (naming the first such line).
+    score that is not a finite number or is beyond ±LARGEST_SCORE, or a rater's second
+    rating of the same video on the same dimension (naming the first such line).
     """
     try:
         frame = _read(path, score_as_text=False)
@@ -327,6 +327,13 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
             raise RatingsError(f"{path}: line {line[np.argmax(column_empty)]}: {column} is empty")
     if not np.isfinite(frame["score"].to_numpy()).all():
         raise RatingsError(_first_bad_score(path))
+    huge = np.abs(frame["score"].to_numpy()) > LARGEST_SCORE
+    if huge.any():
+        row = int(np.argmax(huge))
+        raise RatingsError(
+            f"{path}: line {line[row]}: score {frame['score'].iat[row]:g} is beyond "
+            f"±{LARGEST_SCORE:g} (no rating scale is that wide)"
+        )
     frame = _strip_spreadsheet_quotes(frame.reset_index(drop=True))
     _refuse_repeats(path, frame, line)
     frame.attrs[EXCLUDED_COLUMN] = int(excluded.sum())

@@ -377,6 +377,25 @@ def test_scores_that_are_not_plain_finite_numbers_are_refused(
     assert_refused(run(command, path, out), capsys, out, "line 3: score")
 
 
+@pytest.mark.parametrize("text", ["1e308", "-1e13", "1000000000001"])
+@pytest.mark.parametrize(("command", "column"), [("analyze", 3), ("labels", 4)])
+def test_scores_beyond_a_trillion_are_refused_naming_the_line(
+    tmp_path, capsys, command, column, text
+):
+    # A stray 1e308 made the std, the interval and the label's std infinite ("inf" in
+    # the CSV) and alpha undefined, without a word.
+    path = write(tmp_path, with_field(command, 3, column, text))
+    out = tmp_path / "out"
+    err = assert_refused(run(command, path, out), capsys, out, "line 3: score")
+    assert "is beyond ±1e+12 (no rating scale is that wide)" in err
+
+
+@pytest.mark.parametrize(("command", "column"), [("analyze", 3), ("labels", 4)])
+def test_a_score_of_a_trillion_is_read(tmp_path, command, column):
+    path = write(tmp_path, with_field(command, 3, column, "-1e12"))
+    assert run(command, path, tmp_path / "out") == 0
+
+
 @pytest.mark.parametrize("text", ["1_0", "\uff11", "1e400", "nan", '"3,5"'])
 def test_model_scores_that_are_not_plain_finite_numbers_are_refused(tmp_path, capsys, text):
     rankings = write(tmp_path, GOOD["rank"])

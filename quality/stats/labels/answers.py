@@ -34,6 +34,7 @@ from quality.stats.labels.table import (
     line_numbers,
     text_column,
 )
+from quality.stats.ratings import LARGEST_SCORE
 from quality.stats.repeats import first_repeat
 
 ANSWER_COLUMNS = ("rater_id", "item_id", "question", "kind", "answer")
@@ -209,8 +210,8 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
 
     Raises LabelsError naming the first offending line: a missing column, no answers, an
     empty id, an unknown kind, a question of two kinds, a score that is not a finite
-    number, an ordinal answer that is neither a number nor ``invalid``, an empty tag, or
-    a rater answering a question twice for one item.
+    number or is beyond ±LARGEST_SCORE, an ordinal answer that is neither a number nor
+    ``invalid``, an empty tag, or a rater answering a question twice for one item.
     """
     check_columns(answers, ANSWER_COLUMNS, what="answers")
     line = line_numbers(answers)
@@ -234,6 +235,13 @@ def encode_answers(*, answers: pd.DataFrame) -> AnswerTable:
         row = int(np.argmax(bad))
         raise LabelsError(
             f"line {line[row]}: score {texts['answer'].iloc[row]!r} is not a finite number"
+        )
+    huge = (kind == SCORE) & (np.abs(number) > LARGEST_SCORE)
+    if huge.any():
+        row = int(np.argmax(huge))
+        raise LabelsError(
+            f"line {line[row]}: score {texts['answer'].iloc[row]!r} is beyond "
+            f"±{LARGEST_SCORE:g} (no rating scale is that wide)"
         )
     bad = (kind == ORDINAL) & ~np.isfinite(number) & ~invalid
     if bad.any():
