@@ -102,8 +102,8 @@ def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
 
 
 def subjective_model_csv(ratings, name: str) -> str:
-    """One row per (video, dimension) with the model's quality score and its std, plus
-    each rater's bias and inconsistency where the model estimates them."""
+    """One row per (video, dimension) with the model's quality score and its std (NaN,
+    an empty cell, where the model gives none), fitted on every rating read."""
     import numpy as np
     import pandas as pd
 
