@@ -155,4 +155,5 @@ def run(args: argparse.Namespace) -> int:
         f"{result.n_ratings_kept} of {result.n_ratings} ratings kept "
         f"({len(result.exclusions)} rater(s) excluded)"
         f"{left_out(ratings)}; wrote {args.out}",
+        own=["subjective_*.csv"],
     )

@@ -3,7 +3,9 @@ made safe for spreadsheets, and writing DIR all at once.
 
 Files are written only after everything was computed, into a temporary folder beside
 DIR, then moved in (one rename when DIR is new, else one atomic replace per file), so a
-failed run leaves nothing partial in DIR. Text cells follow the web exports' rule
+failed run leaves nothing partial in DIR; a file of the command's own that an earlier run
+wrote and this one does not (``analyze``'s ``subjective_NAME.csv``) is removed, so that DIR
+never mixes two runs. Text cells follow the web exports' rule
 (quality/export.py): one that a spreadsheet would run as a formula (``=HYPERLINK(...)``,
 ``@v1``) gets a leading single quote (``spreadsheet_safe``); numbers, negative ones too,
 are written as numbers.
@@ -165,8 +167,10 @@ def _rows(cells: list[tuple[np.ndarray, pa.Array]]) -> str:
 _COMMA, _NEWLINE, _NOTHING = (pa.scalar(text, pa.large_string()) for text in (",", "\n", ""))
 
 
-def write_outputs(out: Path, files: dict[str, str]) -> None:
-    """Write ``files`` ({name: text}) into ``out`` all at once (see the module docstring)."""
+def write_outputs(out: Path, files: dict[str, str], *, own: Sequence[str] = ()) -> None:
+    """Write ``files`` ({name: text}) into ``out`` all at once (see the module docstring);
+    then remove the files in ``out`` that match one of the ``own`` glob patterns (the
+    command's optional outputs) and are not among ``files``: an earlier run's."""
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -178,6 +182,10 @@ def write_outputs(out: Path, files: dict[str, str]) -> None:
             return
         for name in files:
             os.replace(staging / name, out / name)
+        for pattern in own:
+            for earlier in out.glob(pattern):
+                if earlier.name not in files and earlier.is_file():
+                    earlier.unlink()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -215,10 +223,11 @@ def bad_input(message: object) -> int:
     return EXIT_BAD_INPUT
 
 
-def finish(out: Path, files: dict[str, str], done: str) -> int:
-    """Write the outputs, print ``done`` and return the exit code."""
+def finish(out: Path, files: dict[str, str], done: str, *, own: Sequence[str] = ()) -> int:
+    """Write the outputs (``own``: see ``write_outputs``), print ``done`` and return the
+    exit code."""
     try:
-        write_outputs(out, files)
+        write_outputs(out, files, own=own)
     except OSError as exc:
         print(f"error: cannot write {out}: {exc}", file=sys.stderr)
         return EXIT_OUTPUT_FAILED

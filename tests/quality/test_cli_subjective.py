@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from quality.cli import main
 from quality.stats.subjective import fit_subjective_model, read_scores_csv
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "sureal" / "VQEGHD3_dataset_raw.csv"
@@ -61,3 +62,22 @@ def test_an_unknown_model_is_refused_and_nothing_written(tmp_path):
     assert result.returncode == 2
     assert "unknown subjective model 'nope'" in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_later_run_without_the_model_removes_the_earlier_runs_file(tmp_path):
+    # given: DIR from a run with --subjective-model mle, and a file of the researcher's
+    out = tmp_path / "o"
+    args = ["analyze", str(DATA), "--out", str(out), "--line-click-share", "1", "--draws", "2"]
+    assert main([*args, "--subjective-model", "mle", "--subjective-model", "mos"]) == 0
+    (out / "notes.txt").write_text("mine")
+    # when: the next run into DIR asks for one model only
+    assert main([*args, "--subjective-model", "mos"]) == 0
+    # then: the earlier run's mle fit is gone, so DIR holds one run's files, and the
+    # researcher's own file is left alone
+    assert sorted(p.name for p in out.iterdir()) == [
+        "all_combined.csv",
+        "mos.csv",
+        "notes.txt",
+        "subjective_mos.csv",
+        "summary.json",
+    ]
