@@ -38,7 +38,10 @@ def line_clickers(
     """
     if slider_step <= 0:
         raise ValueError("slider_step must be positive")
-    step_code = np.floor(table.score / slider_step + 0.5).astype(np.int64)
+    # Rounded scores are numbered by np.unique rather than cast to integers, which
+    # overflow (to -2**63, one value for all) once score / step passes 2**63.
+    steps, step_code = np.unique(np.floor(table.score / slider_step + 0.5), return_inverse=True)
+    step_code = step_code.ravel()
     # One sort of (rater, rounded score) gives every run length at once.
     order = np.lexsort((step_code, table.rater))
     rater_sorted, code_sorted = table.rater[order], step_code[order]
@@ -65,7 +68,7 @@ def line_clickers(
                 RaterExclusion(
                     rater_id=_native(table.raters[rater]),
                     reason=LINE_CLICKER_REASON,
-                    top_score=float(top_code[rater] * slider_step),
+                    top_score=float(steps[top_code[rater]] * slider_step),
                     share=float(share),
                     n_ratings=int(totals[rater]),
                 )

@@ -62,3 +62,15 @@ def test_ties_between_top_scores_report_the_lowest():
     rows = _rater("r", [90, 10, 90, 10, 55])
     excluded = line_clickers(table=_table(rows), line_click_share=0.3)
     assert [(e.top_score, e.share) for e in excluded] == [(10.0, 0.4)]
+
+
+def test_a_fine_step_on_large_scores_tells_the_scores_apart():
+    # given: three different scores whose steps (score / 1e-9) pass 2**63; cast to
+    # integers they all became -2**63, one value covering every rating
+    rows = _rater("r", [1e11, 2e11, 3e11]) + _rater("s", [7e11, 7e11, 8e11])
+    # when
+    excluded = line_clickers(table=_table(rows), slider_step=1e-9)
+    # then: as counted by hand, r gave three values (kept), s one value twice (2 of 3)
+    assert [(e.rater_id, e.top_score, e.share) for e in excluded] == [
+        ("s", pytest.approx(7e11), pytest.approx(2 / 3))
+    ]
