@@ -23,7 +23,13 @@ import pandas as pd
 
 from quality.commands.io import InputError, add_out, bad_input, csv_text, finish, json_ready
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
-from quality.stats.ratings_csv import FORMULA_TRIGGERS, csv_float, not_utf8, other_separator
+from quality.stats.ratings_csv import (
+    FORMULA_TRIGGERS,
+    csv_float,
+    missing_columns,
+    not_utf8,
+    other_separator,
+)
 
 NAME = "sequence"
 HELP = "anytime-valid confidence sequence per video and dimension, after each rating"
@@ -88,7 +94,7 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                 raise InputError(problem)
             missing = [name for name in COLUMNS if name not in header]
             if missing:
-                raise InputError(f"{path}: missing column(s): {', '.join(missing)}")
+                raise InputError(missing_columns(path, header, missing))
             twice = [name for name in COLUMNS if header.count(name) > 1]
             if twice:
                 raise InputError(f"{path}: the header names column(s) twice: {', '.join(twice)}")

@@ -236,10 +236,23 @@ def check_header(
         raise error(problem)
     missing = [c for c in columns if c not in read]
     if missing:
-        raise error(f"{path}: missing column(s): {', '.join(missing)}")
+        raise error(missing_columns(path, read, missing))
     twice = named_twice(path, read, [*columns, *optional], data)
     if twice:
         raise error(f"{path}: the header names column(s) twice: {', '.join(twice)}")
+
+
+def missing_columns(path: str | Path, header: Sequence[str], missing: Sequence[str]) -> str:
+    """The message for a header that lacks the ``missing`` columns, naming the header's
+    cells that would be one of them but for case or spaces around (``Score``, `` score``)."""
+    near = [str(name) for name in header if str(name).strip().lower() in missing]
+    hint = (
+        f" (the header has {', '.join(repr(n) for n in near)}: column names are matched "
+        "exactly, in lower case without spaces)"
+        if near
+        else ""
+    )
+    return f"{path}: missing column(s): {', '.join(missing)}{hint}"
 
 
 def named_twice(

@@ -170,6 +170,28 @@ def test_scores_for_rank_separated_by_semicolons_are_refused_saying_so(tmp_path,
     assert_refused(code, capsys, tmp_path / "out", f"{scores}: the header is one column")
 
 
+@pytest.mark.parametrize("spelling", ["Score", " score", "SCORE "])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_column_name_in_capitals_or_with_spaces_is_named_in_the_message(
+    tmp_path, capsys, command, spelling
+):
+    # given: the header's last column ("score", "answer", "verdict", ...) misspelt
+    rows = lines(command)
+    names = rows[0].split(",")
+    wanted = names[-1]
+    names[-1] = spelling.replace("score", wanted).replace("Score", wanted.title())
+    names[-1] = names[-1].replace("SCORE", wanted.upper())
+    path = write(tmp_path, "\n".join([",".join(names), *rows[1:]]) + "\n")
+    # then: the message names the cell that is nearly the column, and the rule
+    assert_refused(
+        run(command, path, tmp_path / "out"),
+        capsys,
+        tmp_path / "out",
+        f"missing column(s): {wanted} (the header has {names[-1]!r}: column names are "
+        "matched exactly, in lower case without spaces)",
+    )
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_latin1_bytes_are_refused_naming_the_line(tmp_path, capsys, existing_out, command):
     path = write(tmp_path, with_field(command, 3, 0, "r\xe9").encode("latin-1"))

@@ -89,8 +89,6 @@ def _read_fast(data: bytes, columns: Sequence[str], *, categorical: bool) -> pd.
         return None
     if len(set(table.column_names)) < table.num_columns:
         return None  # pandas tells a name given twice apart (``name.1``)
-    if table.num_columns == 1:
-        return None  # no input has one column: the careful parser names the separator
     table = table.select([c for c in columns if c in table.column_names]).unify_dictionaries()
     return pd.DataFrame({name: _pandas(table.column(name)) for name in table.column_names})
 
@@ -125,7 +123,9 @@ def read_text_csv(
     """
     data = Path(path).read_bytes()
     frame = _read_fast(data, [*columns, EXCLUDED_COLUMN], categorical=categorical)
-    if frame is None:
+    if frame is None or not all(c in frame.columns for c in columns):
+        # the careful parser keeps every column, so that check_header names what is
+        # wrong with the header (another separator, a name in capitals or with spaces)
         frame = _read_careful(data, path)
     check_header(path, frame.columns, columns, error=LabelsError, data=data)
     excluded = marked_excluded(frame)
