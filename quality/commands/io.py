@@ -8,7 +8,7 @@ wrote and this one does not (``analyze``'s ``subjective_NAME.csv``) is removed, 
 never mixes two runs. Text cells follow the web exports' rule
 (quality/export.py): one that a spreadsheet would run as a formula (``=HYPERLINK(...)``,
 ``@v1``) gets a leading single quote (``spreadsheet_safe``); numbers, negative ones too,
-are written as numbers.
+are written as numbers; lines end in CRLF, as the exports' do (``LINE_END``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ from quality.stats.ratings_csv import EXCLUDED_COLUMN, FORMULA_TRIGGERS, spreads
 
 EXIT_BAD_INPUT = 2
 EXIT_OUTPUT_FAILED = 1
+# CRLF, as the web exports' (RFC 4180): the csv module quotes a cell holding a character
+# of the line end, so only with CRLF is a carriage return inside a text cell quoted; with
+# LF one was written bare, and every reader took it for the end of the row.
+LINE_END = "\r\n"
 
 
 class InputError(ValueError):
@@ -62,14 +66,15 @@ def json_ready(value):
 
 
 def _csv_field(text: str) -> str:
-    """One cell as pandas' ``to_csv`` writes it, through Python's csv writer (minimal
-    quoting): text without a comma, a quote or a line break as it is, any other through
-    the csv module itself, so its quoting rules (of this Python) hold exactly."""
+    """One cell as pandas' ``to_csv(lineterminator=LINE_END)`` writes it, through Python's
+    csv writer (minimal quoting): text without a comma, a quote or a line break as it is,
+    any other through the csv module itself, so its quoting rules (of this Python) hold
+    exactly."""
     if not _MAY_NEED_QUOTES.search(text):
         return text
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow([text, ""])
-    return buffer.getvalue()[: -len(",\n")]
+    csv.writer(buffer, lineterminator=LINE_END).writerow([text, ""])
+    return buffer.getvalue()[: -len("," + LINE_END)]
 
 
 _MAY_NEED_QUOTES = re.compile('[,"\n\r]')
@@ -136,12 +141,12 @@ def _text_cell(value) -> str:
 
 def csv_text(frame, columns: Sequence[str] | None = None) -> str:
     """``frame`` (only ``columns``, if given) as CSV, text cells made safe for spreadsheets
-    (``spreadsheet_safe``, the web exports' rule), numbers as they are: the text pandas'
-    ``to_csv(index=False)`` writes after ``spreadsheet_safe`` on every text cell (the
-    tests hold it to that), in a fraction of its time (each distinct value formatted
-    once, rows joined by pyarrow)."""
+    (``spreadsheet_safe``, the web exports' rule), numbers as they are, lines ended by
+    ``LINE_END``: the text pandas' ``to_csv(index=False, lineterminator=LINE_END)`` writes
+    after ``spreadsheet_safe`` on every text cell (the tests hold it to that), in a
+    fraction of its time (each distinct value formatted once, rows joined by pyarrow)."""
     frame = frame if columns is None else frame[list(columns)]
-    header = ",".join(_csv_field(str(name)) for name in frame.columns) + "\n"
+    header = ",".join(_csv_field(str(name)) for name in frame.columns) + LINE_END
     if len(frame) == 0:
         return header
     cells = [_cells(frame[name]) for name in frame.columns]
@@ -164,7 +169,7 @@ def _rows(cells: list[tuple[np.ndarray, pa.Array]]) -> str:
     return str(data[start:end], "utf-8")
 
 
-_COMMA, _NEWLINE, _NOTHING = (pa.scalar(text, pa.large_string()) for text in (",", "\n", ""))
+_COMMA, _NEWLINE, _NOTHING = (pa.scalar(text, pa.large_string()) for text in (",", LINE_END, ""))
 
 
 def write_outputs(out: Path, files: dict[str, str], *, own: Sequence[str] = ()) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,7 +39,7 @@ def oracle(frame: pd.DataFrame) -> str:
             frame[name] = frame[name].map(
                 lambda value: spreadsheet_safe(value) if isinstance(value, str) else value
             )
-    return frame.to_csv(index=False)
+    return frame.to_csv(index=False, lineterminator="\r\n")
 
 
 def random_frame(rng: np.random.Generator, rows: int) -> pd.DataFrame:
@@ -82,18 +84,29 @@ def test_a_column_of_mixed_types_keeps_one_and_one_point_zero_apart():
     # when
     text = csv_text(frame)
     # then
-    assert text == "value,n\n1,1\n1.0,1\nTrue,1\n1,1\n" == oracle(frame)
+    assert text == "value,n\r\n1,1\r\n1.0,1\r\nTrue,1\r\n1,1\r\n" == oracle(frame)
 
 
 def test_selected_columns_empty_frames_and_a_single_column_of_empty_cells():
     frame = pd.DataFrame({"a": ["x", "", None], "b": [1.0, 2.0, np.nan], "c": ["=1", "y", "z"]})
     assert csv_text(frame, ["c", "a"]) == oracle(frame[["c", "a"]])
     # a lone empty field is written "" so that the row is not blank
-    assert csv_text(frame, ["a"]) == oracle(frame[["a"]]) == 'a\nx\n""\n""\n'
-    assert csv_text(frame.iloc[:0]) == oracle(frame.iloc[:0]) == "a,b,c\n"
+    assert csv_text(frame, ["a"]) == oracle(frame[["a"]]) == 'a\r\nx\r\n""\r\n""\r\n'
+    assert csv_text(frame.iloc[:0]) == oracle(frame.iloc[:0]) == "a,b,c\r\n"
     # a header that needs quotes (headers are names the command chose, not made safe)
     named = pd.DataFrame({"x,y": [1], 'say "z"': [2]})
-    assert csv_text(named) == oracle(named) == '"x,y","say ""z"""\n1,2\n'
+    assert csv_text(named) == oracle(named) == '"x,y","say ""z"""\r\n1,2\r\n'
+
+
+def test_a_carriage_return_inside_a_text_cell_is_quoted_so_the_row_reads_back_whole():
+    # given: an id holding a bare carriage return (from a quoted field of the input)
+    frame = pd.DataFrame({"video_id": ["v\r1", "v2"], "mos": [1.5, 2.5]})
+    # when
+    text = csv_text(frame)
+    # then: quoted, so the csv module and pandas read two rows, not three
+    assert text == 'video_id,mos\r\n"v\r1",1.5\r\nv2,2.5\r\n'
+    back = pd.read_csv(io.StringIO(text, newline=""))
+    assert back["video_id"].tolist() == ["v\r1", "v2"]
 
 
 @pytest.mark.parametrize("dtype", [object, "str", "category"])
