@@ -11,7 +11,15 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import (
+    add_out,
+    as_option,
+    bad_input,
+    csv_text,
+    finish,
+    json_ready,
+    left_out,
+)
 from quality.stats.preference import (
     MODELS,
     PAIR_COLUMNS,
@@ -81,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
             screen=not args.no_screen,
             confidence=args.confidence,
         )
-    except ValueError as exc:
-        return bad_input(exc)
+    except ValueError as exc:  # the message starts with the setting's name
+        return bad_input(as_option(exc))
     try:
         judgments = read_judgments_csv(path=args.judgments)
         result = analyse(judgments, settings=settings)

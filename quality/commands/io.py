@@ -223,6 +223,13 @@ def add_out(parser: argparse.ArgumentParser, *, writes: str) -> None:
     )
 
 
+def as_option(exc: Exception) -> str:
+    """A settings check's message, which starts with the setting's name (``bootstrap must
+    be 0 or more``), with that name written as its option (``--bootstrap must be ...``)."""
+    name, _, rest = str(exc).partition(" ")
+    return f"--{name.replace('_', '-')} {rest}"
+
+
 def bad_input(message: object) -> int:
     print(f"error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT

@@ -14,7 +14,15 @@ import argparse
 import json
 from pathlib import Path
 
-from quality.commands.io import add_out, bad_input, csv_text, finish, json_ready, left_out
+from quality.commands.io import (
+    add_out,
+    as_option,
+    bad_input,
+    csv_text,
+    finish,
+    json_ready,
+    left_out,
+)
 from quality.stats.ranking import (
     CONSENSUS_COLUMNS,
     RANK_DISTRIBUTION_COLUMNS,
@@ -86,8 +94,7 @@ def _settings(args: argparse.Namespace) -> RankingSettings:
     try:
         settings.check()
     except RankingsError as exc:  # the message starts with the setting's name
-        option = str(exc).split(" ")[0].replace("_", "-")
-        raise RankingsError(f"--{option}: {exc}") from None
+        raise RankingsError(as_option(exc)) from None
     return settings
 
 
