@@ -17,6 +17,7 @@ from quality.stats.analysis import AnalysisSettings, run_analysis
 from quality.stats.mos import MOS_COLUMNS
 from quality.stats.ratings import RatingsError
 from quality.stats.ratings_csv import read_ratings_csv
+from quality.stats.subjective.registry import SUBJECTIVE_MODELS
 
 NAME = "analyze"
 HELP = "MOS, alpha, SRCC curve from a ratings CSV"
@@ -91,6 +92,10 @@ def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
         raise RatingsError("--srcc-max-n must be at least 1")
     if not 0.0 < args.confidence < 1.0:
         raise RatingsError("--confidence must be in (0, 1)")
+    unknown = [name for name in args.subjective_model if name not in SUBJECTIVE_MODELS]
+    if unknown:  # before the analysis, which may take a while, rather than after it
+        known = ", ".join(SUBJECTIVE_MODELS)
+        raise RatingsError(f"unknown subjective model {unknown[0]!r}; known: {known}")
     return AnalysisSettings(
         line_click_share=args.line_click_share,
         slider_step=args.slider_step,

@@ -81,3 +81,18 @@ def test_a_later_run_without_the_model_removes_the_earlier_runs_file(tmp_path):
         "subjective_mos.csv",
         "summary.json",
     ]
+
+
+def test_an_unknown_model_is_refused_before_the_analysis_runs(tmp_path, capsys, monkeypatch):
+    # given: an analysis that would fail the test if it ran
+    import quality.commands.analyze as analyze
+
+    def must_not_run(**_):
+        raise AssertionError("the analysis ran before the model name was checked")
+
+    monkeypatch.setattr(analyze, "run_analysis", must_not_run)
+    # when
+    code = main(["analyze", str(DATA), "--out", str(tmp_path / "o"), "--subjective-model", "p931"])
+    # then
+    assert code == 2
+    assert "unknown subjective model 'p931'; known: mos, zscore_mos" in capsys.readouterr().err
