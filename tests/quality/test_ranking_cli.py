@@ -204,3 +204,19 @@ def test_python_dash_m_reports_errors_on_stderr(tmp_path):
     assert done.returncode == 2
     assert "missing column(s): rater_id, question, prompt_id, ranking" in done.stderr
     assert done.stdout == ""
+
+
+def test_scores_with_only_a_header_say_to_leave_against_out(tmp_path, capsys):
+    # given: a run's model_scores.csv when the run compared no metric
+    rankings = tmp_path / "rankings.csv"
+    rankings.write_text("rater_id,question,prompt_id,ranking\na,q,p,x>y\nb,q,p,y>x\n")
+    scores = tmp_path / "model_scores.csv"
+    scores.write_text("condition,score\r\n")
+    # when
+    code = main(["rank", str(rankings), "--out", str(tmp_path / "o"), "--against", str(scores)])
+    # then
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: {scores}: no scores (only a header: a run's model_scores.csv is so when the "
+        "run compared no metric; leave --against out)\n"
+    )

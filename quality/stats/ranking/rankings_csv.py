@@ -69,7 +69,10 @@ def read_scores_csv(*, path: str | Path) -> dict[str, float]:
     """SCORES.csv as {condition: score}; every score a finite number, each condition once."""
     frame = _read_text_csv(path, ("condition", "score"))
     if len(frame) == 0:
-        raise RankingsError(f"{path}: no scores (only a header)")
+        raise RankingsError(
+            f"{path}: no scores (only a header: a run's model_scores.csv is so when the run "
+            "compared no metric; leave --against out)"
+        )
     scores: dict[str, float] = {}
     for condition, text, line in frame[["condition", "score", LINE_COLUMN]].itertuples(index=False):
         condition = condition.strip()
