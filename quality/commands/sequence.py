@@ -2,7 +2,7 @@
 sequence of every (video, dimension), after each rating.
 
 Reads ``video_id,dimension,score`` in arrival order (extra columns are ignored, a UTF-8 BOM
-before the header too) and writes
+before the header too, rows with a rule in an ``excluded`` column left out) and writes
 DIR/sequence.csv, one row per rating in input order: ``video_id,dimension,n,mean,low,high``
 (the betting confidence sequence of quality.stats.adaptive.confidence_sequence after the
 n-th rating of that video and dimension), and DIR/summary.json (all at once:
@@ -21,12 +21,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quality.commands.io import InputError, add_out, bad_input, csv_text, finish, json_ready
+from quality.commands.io import (
+    InputError,
+    add_out,
+    bad_input,
+    csv_text,
+    finish,
+    json_ready,
+    left_out,
+)
 from quality.stats.adaptive.confidence_sequence import DEFAULT_GRID_SIZE, AnytimeConfidenceSequence
 from quality.stats.ratings_csv import (
+    EXCLUDED_COLUMN,
     FORMULA_TRIGGERS,
     csv_float,
     missing_columns,
+    no_rows_left,
     not_utf8,
     other_separator,
 )
@@ -78,8 +88,12 @@ def _unquote(text: str) -> str:
 
 
 def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
-    """The rows as video_id, dimension (text) and score (float); InputError naming the line."""
+    """The rows as video_id, dimension (text) and score (float); InputError naming the line.
+    Rows a raw export marks excluded (a rule in its ``excluded`` column: ratings.csv, in
+    the order the ratings arrived) are left out and counted in ``attrs``, as every other
+    command's reader does."""
     videos, dimensions, scores = [], [], []
+    excluded = 0
     try:
         handle = path.open(newline="", encoding="utf-8-sig")  # a BOM is no name
     except OSError as exc:
@@ -99,6 +113,7 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
             if twice:
                 raise InputError(f"{path}: the header names column(s) twice: {', '.join(twice)}")
             where = [header.index(name) for name in COLUMNS]
+            rule = header.index(EXCLUDED_COLUMN) if EXCLUDED_COLUMN in header else None
             for row in reader:
                 if not any(cell.strip() for cell in row):
                     continue  # a blank line
@@ -108,6 +123,9 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
                         f"{path}: line {line}: {len(row)} field(s) where the header has "
                         f"{len(header)}"
                     )
+                if rule is not None and row[rule].strip():
+                    excluded += 1
+                    continue
                 video, dimension, text = (row[i] for i in where)
                 for name, value in (("video_id", video), ("dimension", dimension)):
                     if not value:
@@ -132,8 +150,10 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
         except csv.Error as exc:
             raise InputError(f"{path}: not a readable CSV ({exc})") from None
     if not scores:
-        raise InputError(f"{path}: no scores (only a header)")
-    return pd.DataFrame({"video_id": videos, "dimension": dimensions, "score": np.asarray(scores)})
+        raise InputError(no_rows_left(path, "scores", excluded))
+    frame = pd.DataFrame({"video_id": videos, "dimension": dimensions, "score": np.asarray(scores)})
+    frame.attrs[EXCLUDED_COLUMN] = excluded
+    return frame
 
 
 def sequence_table(scores: pd.DataFrame, plan: AnytimeConfidenceSequence) -> pd.DataFrame:
@@ -188,5 +208,8 @@ def run(args: argparse.Namespace) -> int:
         "summary.json": json.dumps(json_ready(summary), indent=1, allow_nan=False) + "\n",
     }
     return finish(
-        args.out, files, f"{len(table)} ratings of {len(last)} (video, dimension); wrote {args.out}"
+        args.out,
+        files,
+        f"{len(table)} ratings of {len(last)} (video, dimension){left_out(scores)}; "
+        f"wrote {args.out}",
     )

@@ -342,10 +342,7 @@ def test_extra_unknown_columns_are_ignored(tmp_path, command):
     assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
 
 
-EXPORT_COMMANDS = [c for c in COMMANDS if c != "sequence"]  # inputs a raw export gives
-
-
-@pytest.mark.parametrize("command", EXPORT_COMMANDS)
+@pytest.mark.parametrize("command", COMMANDS)  # sequence: ratings.csv in arrival order
 def test_rows_a_raw_export_marks_excluded_are_left_out_and_counted(tmp_path, capsys, command):
     # given: the plain file with an `excluded` column (a raw export's), empty or blank
     # where a row counts, plus rows marked excluded that would change every output
@@ -364,7 +361,7 @@ def test_rows_a_raw_export_marks_excluded_are_left_out_and_counted(tmp_path, cap
     assert outputs(tmp_path / "out") == plain_outputs(tmp_path, command)
 
 
-@pytest.mark.parametrize("command", EXPORT_COMMANDS)
+@pytest.mark.parametrize("command", COMMANDS)  # sequence: ratings.csv in arrival order
 def test_a_file_whose_every_row_is_marked_excluded_is_refused(tmp_path, capsys, command):
     rows = lines(command)
     content = "\n".join([f"{rows[0]},excluded"] + [f"{r},line_clicker" for r in rows[1:]])
