@@ -22,6 +22,21 @@ def enter(page, live_server, tiny: TinyStudy, pid: str = "P1") -> None:
     wait_step(page, "consent", "tutorial", "rating", "break", "waiting", "message", "finished")
 
 
+def record_writes(page, selector: str) -> Callable[[], list[str]]:
+    """Keep each text written into the element from now on (a live region is read out at
+    each write); the function returns them so far."""
+    page.evaluate(
+        """selector => {
+            const node = document.querySelector(selector);
+            const writes = (window.writes ??= {})[selector] = [];
+            new MutationObserver((records) => records.forEach(() => writes.push(node.textContent)))
+                .observe(node, {childList: true});
+        }""",
+        selector,
+    )
+    return lambda: page.evaluate("selector => window.writes[selector]", selector)
+
+
 def wait_step(page, *steps: str) -> str:
     page.wait_for_function(
         "steps => steps.includes(document.querySelector('#rater')?.dataset.step)", arg=list(steps)

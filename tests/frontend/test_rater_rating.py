@@ -16,6 +16,7 @@ from tests.frontend.rater_browser import (
     qualify,
     rate,
     rate_until,
+    record_writes,
     set_sliders,
     wait_step,
 )
@@ -218,20 +219,13 @@ def test_the_hint_is_written_only_when_it_says_something_new(page, live_server, 
     page.keyboard.press("Tab")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Tab")
-    page.evaluate(
-        """() => {
-            window.hintWrites = [];
-            new MutationObserver(() => hintWrites.push(
-                document.querySelector('#rating-hint').textContent
-            )).observe(document.querySelector('#rating-hint'), {childList: true});
-        }"""
-    )
+    hint_writes = record_writes(page, "#rating-hint")
     # when: the last slider is set, then moved step by step
     for _ in range(4):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("document.querySelector('#next').disabled === false")
     # then: the live region changed once, to say the item is ready, not at every step
-    writes = page.evaluate("window.hintWrites")
+    writes = hint_writes()
     assert len(writes) == 1 and writes[0] == page.locator("#rating-hint").inner_text(), writes
 
 

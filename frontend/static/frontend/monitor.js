@@ -1,6 +1,8 @@
 // The admin's live monitor: polls the monitor API and redraws the table; actions post
 // to the API with a reason. No state is kept here beyond the filters.
 
+import { setText } from "./live_text.js";
+
 const POLL_MS = 3000;
 
 function cell(text) {
@@ -86,10 +88,6 @@ function updateActions(td, row, options, refresh) {
   const shown = [...td.children];
   const same = buttons.length === shown.length && buttons.every((button, at) => shown[at] === button);
   if (!same) td.replaceChildren(...buttons);
-}
-
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
 }
 
 // Adaptive collection (annotation.services.adaptive.adaptive_summary): the saving against

@@ -25,6 +25,7 @@ import {
   withRetry,
 } from "./rater_queue.js";
 import { Slider, makeVideo } from "./rater_controls.js";
+import { setText } from "./live_text.js";
 import { MediaStore, mediaUrls } from "./rater_window.js";
 
 // ---------------------------------------------------------------- 1. config and helpers
@@ -446,10 +447,7 @@ async function showCurrent() {
     if (!current.widget) return;
     if (current.widget.watched) section.dataset.ready = "";
     $("#next").disabled = !current.widget.ready || current.submitting;
-    // a live region: written only when it says something new, so that a screen reader
-    // does not read the same hint again at every step of a slider
-    const hint = $("#rating-hint");
-    if (hint.textContent !== current.widget.hint) hint.textContent = current.widget.hint;
+    setText($("#rating-hint"), current.widget.hint); // a live region
   };
   current.refresh = refresh;
   current.widget = new WidgetClass({
