@@ -134,6 +134,12 @@ def rater_strings() -> dict[str, str]:
         ),
         "video_skipped": gettext("The video was skipped and the study's team told."),
         "progress": gettext("{position} of {length} done"),
+        # the item that comes, said to a screen reader: "item_" and the design's key
+        "item_slider": gettext("Video {number} of {length}"),
+        "item_preference": gettext("Comparison {number} of {length}"),
+        "item_ranking": gettext("Prompt {number} of {length}"),
+        "item_questionnaire": gettext("Video {number} of {length}"),
+        "item_propose_verify": gettext("Segment {number} of {length}"),
         "qualification_title": gettext("Qualification test"),
         "rating_title": gettext("Rating"),
         "qualification_retry": gettext(

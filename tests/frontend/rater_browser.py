@@ -22,6 +22,21 @@ def enter(page, live_server, tiny: TinyStudy, pid: str = "P1") -> None:
     wait_step(page, "consent", "tutorial", "rating", "break", "waiting", "message", "finished")
 
 
+# The page's videos do not play (play() resolves, nothing plays): an item stays where it
+# is before its video has ended, as a longer video keeps it.
+HOLD_PLAY = """() => {
+    window.heldPlay = HTMLMediaElement.prototype.play;
+    HTMLMediaElement.prototype.play = function () { return Promise.resolve(); };
+}"""
+
+# What the focus is on: [on the page's body, within the item, the item's region itself]
+FOCUS = """() => {
+    const active = document.activeElement;
+    const item = document.querySelector('#widget > .widget');
+    return [active === document.body, item.contains(active), active === item];
+}"""
+
+
 def record_writes(page, selector: str) -> Callable[[], list[str]]:
     """Keep each text written into the element from now on (a live region is read out at
     each write); the function returns them so far."""

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotation.models import ItemMember, PreferenceJudgment
-from tests.frontend.rater_browser import agree, delivered, enter, wait_step
+from tests.frontend.rater_browser import FOCUS, HOLD_PLAY, agree, delivered, enter, wait_step
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -195,3 +195,22 @@ def test_a_tutorial_example_is_headed_by_its_question_in_words(
         "Which video looks better?"
     )
     assert group.locator(':scope > [data-field="help"]').inner_text() == "Look at the faces."
+
+
+def test_a_new_pair_takes_the_focus_and_is_said_by_its_place(page, live_server, preference_study):
+    # given: a rater at their first pair, left chosen by its key (the focus on its button)
+    tiny = preference_study()
+    qualified(page, live_server, tiny)
+    item = ready_item(page)
+    page.keyboard.press("1")
+    page.evaluate(HOLD_PLAY)  # the next pair's videos stay unplayed: the choice closed
+    # when: saved by Enter, the focused button going with its pair
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    # then: the new pair's region has the focus, not the page's body
+    assert page.evaluate(FOCUS) == [False, True, True]
+    # and it is said by its place in the session
+    done, length = page.locator("#progress").evaluate("p => [p.value, p.max]")
+    assert page.locator("#item-said").inner_text() == f"Comparison {done + 1} of {length}"

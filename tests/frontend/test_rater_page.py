@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from annotation.designs import DESIGNS
 from frontend.rater_views import rater_strings
 from tests.annotation.rater_fixtures import tiny_study
 from tests.factories import UserFactory
@@ -82,6 +83,14 @@ def test_every_string_the_module_uses_is_provided():
     used |= {f"{step}_{part}" for step in ("done", "not_eligible", "screened_out")
              for part in ("title", "text")}  # fmt: skip
     assert used - set(rater_strings()) == set()
+
+
+def test_every_design_names_its_items_for_a_screen_reader():
+    """rater.js says each new item as `item_<design key>` ("Video 12 of 300"), a key made
+    at run time that the test above cannot see."""
+    strings = rater_strings()
+    for key in DESIGNS:
+        assert strings[f"item_{key}"].endswith("{number} of {length}"), key
 
 
 def test_the_rating_slider_starts_without_a_value(client):

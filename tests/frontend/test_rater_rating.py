@@ -6,6 +6,8 @@ from annotation.models import Assignment, Item, Participation, Stimulus
 from tests.annotation.rater_fixtures import qualification_ratings, session_ratings
 from tests.frontend.conftest import MARKET
 from tests.frontend.rater_browser import (
+    FOCUS,
+    HOLD_PLAY,
     agree,
     current_item,
     delivered,
@@ -227,6 +229,47 @@ def test_the_hint_is_written_only_when_it_says_something_new(page, live_server, 
     # then: the live region changed once, to say the item is ready, not at every step
     writes = hint_writes()
     assert len(writes) == 1 and writes[0] == page.locator("#rating-hint").inner_text(), writes
+
+
+def test_a_new_item_takes_the_focus_and_is_said_once(page, live_server, rater_study):
+    # given: a rater at their first item, its sliders set by keys; what the item's live
+    # region is written from now on is kept
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    item = current_item(page)
+    assert page.locator("#item-said").inner_text() == "Video 1 of 8"
+    said_writes = record_writes(page, "#item-said")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Tab")
+    page.evaluate(HOLD_PLAY)  # the next video stays unplayed: its sliders closed
+    # when: saved by Enter from the last slider, which goes with its item
+    page.locator("#sliders input").last.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "item => document.querySelector('#step-rating').dataset.item !== item", arg=item
+    )
+    # then: the focus is on the new item's region (named by the step's heading), not on
+    # the page's body, while its video has not played
+    assert page.evaluate(FOCUS) == [False, True, True]
+    region = page.locator("#widget > .widget")
+    assert region.get_attribute("role") == "group"
+    assert region.get_attribute("aria-labelledby") == "rating-title"
+    assert page.locator("#rating-title").inner_text() == "Rating"
+    # and Tab goes on into the item: its Play button
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "replay"
+    # and the new item was said once, by its place; the slider steps before said nothing
+    assert said_writes() == ["Video 2 of 8"]
+    # when: its video plays through and its sliders are moved step by step
+    page.evaluate("() => { HTMLMediaElement.prototype.play = window.heldPlay; }")
+    page.keyboard.press(" ")  # Space on Play plays it (the page's Space replays: the same)
+    page.wait_for_selector("#step-rating[data-ready]")
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    # then: the first slider has the focus, and the item is not said again
+    assert page.evaluate("document.activeElement.dataset.dimension") == "subject"
+    assert said_writes() == ["Video 2 of 8"]
 
 
 def test_keyboard_rating_with_a_replay(page, live_server, rater_study):

@@ -64,6 +64,7 @@ function showStep(name) {
   while (leaving.length) leaving.pop()();
   currentStep = name;
   $("#rater").dataset.step = name;
+  if (name !== "rating") setText($("#item-said"), ""); // the next item is said anew
   for (const section of document.querySelectorAll("#rater > .step")) {
     section.hidden = section.dataset.stepName !== name;
   }
@@ -473,6 +474,22 @@ async function showCurrent() {
     rating = null;
   });
   current.widget.start().catch(() => {}); // muted autoplay; if refused, Play is there
+  enterItem(mount);
+}
+
+/** A new item: the keyboard goes on from it and a screen reader says which it is. The
+ * control in focus went with the last item (the focus fell to the page's top, and the
+ * widget takes it to its first control only once the video has played), so the item's
+ * region takes it, named by the step's heading, unless the widget put it on a control of
+ * its own. Its position ("Video 12 of 300") is said once, in a live region written only
+ * when its words change. */
+function enterItem(mount) {
+  mount.tabIndex = -1;
+  mount.setAttribute("role", "group");
+  mount.setAttribute("aria-labelledby", "rating-title");
+  if (!mount.contains(document.activeElement)) mount.focus();
+  const place = { number: win.position + 1, length: win.length };
+  setText($("#item-said"), t(`item_${state.design}`, place));
 }
 
 /** The item's video cannot be played here (a damaged file, a codec the browser lacks):
