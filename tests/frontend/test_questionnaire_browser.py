@@ -12,6 +12,7 @@ from annotation.designs.questionnaire import questions_forget
 from annotation.models import Answer, LabelAnswer, Question, Stimulus
 from tests.annotation.design_fixtures import EXPERT_ANSWERS
 from tests.frontend.rater_browser import (
+    FOCUS,
     agree,
     contrast,
     current_item,
@@ -357,3 +358,24 @@ def test_a_question_of_one_answer_is_a_radio_group_of_one_tab_stop(
         "object_text": (3.0, False, [], ""),
         "light": (None, False, ["soft_light"], ""),
     }
+
+
+def test_a_new_video_takes_the_focus_without_scrolling_its_heading_away(
+    page, live_server, questionnaire_study
+):
+    # given: a qualified rater, their page opened again at its top on a laptop, its video
+    # slowed so that the questions stay closed
+    tiny = questionnaire_study()
+    qualified(page, live_server, tiny)
+    page.add_init_script(SLOW_PLAY)
+    page.set_viewport_size({"width": 1366, "height": 680})
+    page.reload()
+    # when: the item is shown
+    page.wait_for_selector("#step-rating:not([hidden]) .widget-questionnaire")
+    # then: the item's region has the focus, the page as it was: the heading and the
+    # progress in view (the region is taller than the window: focused with a scroll, its
+    # top went to the window's)
+    assert page.evaluate(FOCUS) == [False, True, True]
+    assert page.evaluate("scrollY") == 0
+    done, length = page.locator("#progress").evaluate("p => [p.value, p.max]")
+    assert page.locator("#item-said").inner_text() == f"Video {done + 1} of {length}"

@@ -487,7 +487,9 @@ function enterItem(mount) {
   mount.tabIndex = -1;
   mount.setAttribute("role", "group");
   mount.setAttribute("aria-labelledby", "rating-title");
-  if (!mount.contains(document.activeElement)) mount.focus();
+  // without scrolling, as the steps' headings and the widgets' controls take it: a
+  // questionnaire's region is taller than the window, and its top would hide the heading
+  if (!mount.contains(document.activeElement)) mount.focus({ preventScroll: true });
   const place = { number: win.position + 1, length: win.length };
   setText($("#item-said"), t(`item_${state.design}`, place));
 }
