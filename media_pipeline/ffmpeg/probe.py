@@ -82,6 +82,11 @@ class ProbeResult:
     WebM) the frames' own end (`frame_span` plus an interval) or the container's if
     shorter, never an audio track's that runs on after the video.
     `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
+    `video_start` is where the video's first frame lies on the clock ffmpeg reads the file
+    by, in seconds: from the file's start (its earliest stream's first timestamp, which
+    ffmpeg makes 0) to the video's first timestamp. 0 in most MP4s; MPEG-TS video often
+    starts a few ms after its audio, and a track moved by an offset (an edit list, a TS
+    muxed with a delay) seconds after it.
     `field_order` ("progressive"; "tt", "bb", "tb", "bt" for interlaced fields; "unknown")
     and the colour fields (`color_transfer`: "smpte2084" is HDR's PQ, "arib-std-b67" its
     HLG; "" where the file states none) are ffprobe's, see media_pipeline.ffmpeg.display.
@@ -109,6 +114,7 @@ class ProbeResult:
     color_primaries: str = ""
     color_matrix: str = ""
     color_range: str = ""
+    video_start: float = 0.0
 
     @property
     def fps_fraction(self) -> Fraction:
@@ -208,6 +214,7 @@ class _VideoRead:
     container_duration: bool  # whether `duration` is the container's (no stream's stated)
     time_base: Fraction | None
     sar: Fraction  # 1 where the file states none (0:1)
+    start: float  # the video's first timestamp from the file's start (see ProbeResult)
     field_order: str = "unknown"
     color_transfer: str = ""  # "" where the file states none
     color_primaries: str = ""
@@ -240,6 +247,18 @@ def _error_text(exc: Exception) -> str:
     return str(getattr(exc, "strerror", None) or exc)
 
 
+def _video_start(container: InputContainer, stream: VideoStream) -> float:
+    """Seconds from the file's start to the video's first timestamp; 0 where either is
+    unknown. ffmpeg reads a file with its earliest stream's first timestamp as 0, so this
+    is where the video starts in the rendition's timeline before it is moved to 0."""
+    import av
+
+    if stream.start_time is None or not stream.time_base or container.start_time is None:
+        return 0.0
+    start = float(stream.start_time * stream.time_base) - container.start_time / av.time_base
+    return max(start, 0.0)
+
+
 def _read_video(
     container: InputContainer, stream: VideoStream, *, count_packets: bool
 ) -> _VideoRead:
@@ -267,6 +286,7 @@ def _read_video(
         duration=duration,
         container_duration=stream.duration is None or not stream.time_base,
         time_base=stream.time_base,
+        start=_video_start(container, stream),
         # The container's ratio where it states one, else the bitstream's: the rule the
         # ffmpeg command line follows (av_guess_sample_aspect_ratio).
         sar=stream.sample_aspect_ratio or Fraction(1),
@@ -458,6 +478,7 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         color_primaries=stream.color_primaries,
         color_matrix=stream.color_matrix,
         color_range=stream.color_range,
+        video_start=round(stream.start, 6),
     )
 
 

@@ -30,13 +30,16 @@ pixels, below) and no frame is dropped or duplicated:
   out; other YUV sources keep their samples as they are.
 - Square pixels, woven fields and SDR are made by media_pipeline.ffmpeg.display, for
   the poster too.
-- Sound, where kept: AAC, cut at the video's end (`ProbeResult.duration`), so an audio
-  track that runs on does not make the rendition, and the rater's wait, longer.
+- Timeline: the rendition starts at the video's first frame, whatever the container's
+  other tracks do, and sound, where kept (AAC), is cut to the video's span, moved with
+  it and filled with silence to its length, so an audio track that runs on does not make
+  the rendition (and the rater's wait) longer and a track muxed with a delay stays in
+  sync (media_pipeline.ffmpeg.timeline, which also places a segment's cut).
 - Privacy of the design: container metadata (encoder, title, comments naming the model)
   is not copied, so a rater inspecting the file cannot learn the source model.
 - Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
   after ffmpeg succeeded and the re-probe agrees with the source (size, frame count, first
-  to last frame time), so a half-written rendition is never served and a good one is
+  to last frame time, the first frame at 0), so a half-written rendition is never served and a good one is
   replaced only by a good one. A source replaced or rewritten between the probe and the
   end of the encode (its inode, size or time changed) fails the transcode: the rendition
   might show neither version.
@@ -61,6 +64,7 @@ from media_pipeline.ffmpeg.errors import TranscodeFailed
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
 from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
 from media_pipeline.ffmpeg.process import run_ffmpeg
+from media_pipeline.ffmpeg.timeline import Segment, audio_in, cut_of, video_in
 from media_pipeline.ffmpeg.work import check_work, segment_frames
 
 FFMPEG = "ffmpeg"
@@ -82,31 +86,6 @@ RGB_PREFIXES = ("rgb", "bgr", "argb", "abgr", "gbr", "pal8", "0rgb", "0bgr", "ya
 # exactly; 1 ms allows for a rounding while staying far below any frame interval (4 ms at
 # 240 fps).
 SPAN_TOLERANCE_S = 0.001
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A part of the source to cut out (AVA's 3 s around a keyframe): `start` seconds
-    from the source's beginning, `duration` seconds long; the poster is the frame shown
-    at `poster_at` seconds into the part (the keyframe, where the person's box was
-    drawn)."""
-
-    start: float
-    duration: float
-    poster_at: float
-
-    @classmethod
-    def around(cls, *, keyframe: float, seconds: float, length: float) -> Segment:
-        """`seconds` centred on `keyframe`, moved (not shortened) to fit inside a source
-        of `length` seconds where it can be; a source shorter than `seconds` is taken
-        whole. Raises ValueError for a keyframe outside the source."""
-        if not 0 <= keyframe <= length:
-            raise ValueError(f"keyframe {keyframe:g} s is outside the video (0 to {length:g} s)")
-        duration = min(seconds, length)
-        start = min(max(0.0, keyframe - seconds / 2), length - duration)
-        return cls(
-            start=round(start, 6), duration=round(duration, 6), poster_at=round(keyframe - start, 6)
-        )
 
 
 @dataclass(frozen=True)
@@ -158,10 +137,10 @@ def rendition_command(
     With a `segment`, only that part is decoded (input seeking, exact since ffmpeg re-
     encodes) and the poster is its frame at `poster_at`.
     """
-    cut = {"ss": f"{segment.start:.6f}", "t": f"{segment.duration:.6f}"} if segment else {}
-    stream = ffmpeg.input(libav_path(src), **cut)
+    cut = cut_of(source, segment)
+    stream = ffmpeg.input(libav_path(src), **cut.input_options)
     stored = stream["v:0"]
-    video = first = shown(stored, source)
+    video = first = shown(video_in(stored, cut), source)
     if video is not stored:
         # The frames as shown feed both outputs: a deinterlacer given the poster's frame
         # alone has no neighbour field to weave it with and passes it through combed.
@@ -182,13 +161,10 @@ def rendition_command(
         ).filter("fillborders", right=pad_right, bottom=pad_bottom, mode="smear")
     streams = [video]
     if keep_audio and source.has_audio:
-        # Cut at the video's end: a longer audio track would make the rendition (and the
-        # rater's wait) as long as the audio. (-shortest does not cut it in ffmpeg 5.1:
-        # the encoder's delay keeps the video stream open until the input ends.)
-        audio = stream["a:0"]
-        if source.duration > 0:
-            audio = audio.filter("atrim", end=f"{source.duration:.6f}")
-        streams.append(audio)
+        # Cut to the video's span by filters (media_pipeline.ffmpeg.timeline): -shortest
+        # does not cut it in ffmpeg 5.1 (the encoder's delay keeps the video stream open
+        # until the input ends).
+        streams.append(audio_in(stream["a:0"], cut))
         extra.update(AUDIO)
     else:
         extra["an"] = None
@@ -284,9 +260,10 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 for packet in container.demux(stream)
                 if packet.size and not packet.is_discard
             ]
-            span = None
+            span, start = None, 0.0
             if pts and None not in pts and stream.time_base:
                 span = round(float((max(pts) - min(pts)) * stream.time_base), 6)
+                start = round(float(min(pts) * stream.time_base), 6)
             return ProbeResult(
                 container=container.format.name,
                 codec=stream.codec_context.name,
@@ -303,6 +280,7 @@ def reprobe_rendition(path: Path) -> ProbeResult:
                 coded_width=stream.codec_context.width,
                 coded_height=stream.codec_context.height,
                 frame_span=span,
+                video_start=start,  # the first frame's time: the rendition's clock is 0 there
                 sar=_ratio(stream.sample_aspect_ratio or Fraction(1)),
             )
     except (av.error.FFmpegError, IndexError) as exc:
@@ -343,7 +321,12 @@ def _check(
         problems.append(f"format {rendition.codec}/{rendition.pix_fmt}, expected h264/yuv420p")
     if abs(rendition.frames - source.frames) > frames_off:
         problems.append(f"{rendition.frames} frames, the source has {source.frames}")
-    span_tolerance = SPAN_TOLERANCE_S + (frames_off / source.fps if source.fps else 0)
+    interval = 1 / source.fps if source.fps else 0
+    span_tolerance = SPAN_TOLERANCE_S + frames_off * interval
+    # A cut between two frames starts at the next one, up to an interval later; a later
+    # first frame is a seek that missed (frames lost) or a track not moved to 0.
+    if rendition.video_start > interval + SPAN_TOLERANCE_S:
+        problems.append(f"first frame at {rendition.video_start:g} s, expected at 0")
     if (
         source.frame_span is not None
         and rendition.frame_span is not None
