@@ -58,6 +58,12 @@ def hdr_kind(source: ProbeResult) -> str | None:
     return HDR_TRANSFERS.get(source.color_transfer)
 
 
+def filters_needed(source: ProbeResult) -> tuple[str, ...]:
+    """The filters `shown` uses for `source` that an ffmpeg build may lack (zscale comes
+    with libzimg, an optional library) or that a build may leave out."""
+    return ("zscale", "tonemap") if hdr_kind(source) else ()
+
+
 def shown(video: FilterableStream, source: ProbeResult) -> FilterableStream:
     """`video` as a player shows the source, in this order:
 

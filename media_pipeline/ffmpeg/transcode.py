@@ -39,10 +39,10 @@ pixels, below) and no frame is dropped or duplicated:
   is not copied, so a rater inspecting the file cannot learn the source model.
 - Safety: output goes to a hidden temporary name in `out_dir` and is renamed into place
   after ffmpeg succeeded and the re-probe agrees with the source (size, frame count, first
-  to last frame time, the first frame at 0), so a half-written rendition is never served and a good one is
-  replaced only by a good one. A source replaced or rewritten between the probe and the
-  end of the encode (its inode, size or time changed) fails the transcode: the rendition
-  might show neither version.
+  to last frame time, the first frame at 0), so a half-written rendition is never served
+  and a good one is replaced only by a good one. A source replaced or rewritten between
+  the probe and the end of the encode (its inode, size or time changed) fails the
+  transcode: the rendition might show neither version.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ from pathlib import Path
 
 import ffmpeg
 
-from media_pipeline.ffmpeg.display import hdr_kind, shown
+from media_pipeline.ffmpeg.build import missing_filters
+from media_pipeline.ffmpeg.display import filters_needed, hdr_kind, shown
 from media_pipeline.ffmpeg.errors import TranscodeFailed
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
 from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
@@ -375,8 +376,9 @@ def transcode(
 
     `stem` defaults to the SHA-256 of the source bytes, so a re-run for the same content
     lands on the same names. Raises `NotAVideo`/`CorruptVideo` for bad input,
-    `TranscodeFailed` when ffmpeg fails on input that probed fine or the rendition does not
-    match the source (all `MediaError`: final), `TranscodeTimeout` after `timeout_s` and
+    `TranscodeFailed` when ffmpeg fails on input that probed fine, lacks a filter the
+    source needs (zscale, for HDR) or the rendition does not match the source (all
+    `MediaError`: final), `TranscodeTimeout` after `timeout_s` and
     `DiskFull` when ffmpeg cannot write (both `TransientMediaError`: worth a retry). On any
     error nothing new is left in `out_dir` and an earlier good rendition with the same
     stem is untouched. Part files of the stem that a killed run left behind are removed
@@ -409,6 +411,14 @@ def transcode(
         max_pixels=max_pixels,
         seconds=segment.duration if segment is not None else None,
     )
+    if missing := missing_filters(FFMPEG, filters_needed(source)):
+        # Said before ffmpeg starts: its own message is a bare "No such filter".
+        raise TranscodeFailed(
+            f"transcode failed: {src.name} is HDR ({hdr_kind(source)}) and its tone mapping "
+            f"to SDR needs ffmpeg's filter {' and '.join(missing)}, which this ffmpeg "
+            f"({FFMPEG}) lacks: install an ffmpeg that has it (Debian's and Ubuntu's do), "
+            "then process the video again"
+        )
     if segment is not None:
         source = _segment_source(source, segment)
     out_dir.mkdir(parents=True, exist_ok=True)

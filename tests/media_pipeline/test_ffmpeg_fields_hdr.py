@@ -4,12 +4,14 @@ sources are real files made by ffmpeg: fields from a 50 fps picture moving sidew
 frames tagged PQ or HLG with BT.2020 primaries."""
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from media_pipeline.ffmpeg import probe, transcode
+from media_pipeline.ffmpeg import TranscodeFailed, probe, transcode
+from media_pipeline.ffmpeg.build import available_filters
 from tests.media_pipeline.test_ffmpeg import decoded_stream, ffprobe_json
 from tests.videos import h264_clip
 
@@ -145,3 +147,44 @@ def test_an_sdr_source_keeps_its_colours(clips, tmp_path):
     result = transcode(src=clips["square.mp4"], out_dir=tmp_path, stem="r")
     stored = mean_rgb(clips["square.mp4"], 256, 256)
     assert mean_rgb(Path(result.output), 256, 256) == pytest.approx(stored, abs=2)
+
+
+@pytest.fixture
+def ffmpeg_without_zscale(tmp_path, monkeypatch) -> str:
+    """An ffmpeg built without libzimg: no zscale in its list, "No such filter" for a
+    graph that uses it; the real ffmpeg otherwise."""
+    script = tmp_path / "ffmpeg-without-zscale"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *zscale*) echo "[AVFilterGraph @ 0x1] No such filter: \'zscale\'" >&2;'
+        " exit 1;; esac\n"
+        'case "$*" in *-filters*) ffmpeg "$@" | grep -v \' zscale \'; exit 0;; esac\n'
+        'exec ffmpeg "$@"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setattr(sys.modules["media_pipeline.ffmpeg.transcode"], "FFMPEG", str(script))
+    return str(script)
+
+
+def test_an_hdr_source_on_an_ffmpeg_without_zscale_fails_saying_what_is_missing(
+    hdr, clips, tmp_path, ffmpeg_without_zscale
+):
+    # given: an ffmpeg without zscale (libzimg), which HDR's tone mapping needs
+    # when / then: the HDR source fails, naming the filter and its library
+    with pytest.raises(TranscodeFailed) as caught:
+        transcode(src=hdr["pq"], out_dir=tmp_path / "out", stem="r")
+    assert str(caught.value) == (
+        "transcode failed: pq.mp4 is HDR (PQ) and its tone mapping to SDR needs ffmpeg's "
+        f"filter zscale (libzimg, --enable-libzimg), which this ffmpeg ({ffmpeg_without_zscale}) "
+        "lacks: install an ffmpeg that has it (Debian's and Ubuntu's do), then process the "
+        "video again"
+    )
+    assert list(tmp_path.glob("out/*")) == []
+    # and an SDR source, which needs no zscale, is transcoded as ever
+    result = transcode(src=clips["square.mp4"], out_dir=tmp_path / "out", stem="s")
+    assert result.frames == probe(clips["square.mp4"]).frames
+
+
+def test_the_filters_of_an_ffmpeg_are_read_from_its_list(tmp_path):
+    assert {"scale", "zscale", "tonemap", "atrim", "apad"} <= available_filters("ffmpeg")
+    assert available_filters(str(tmp_path / "no-ffmpeg")) is None  # ffmpeg's own error then
