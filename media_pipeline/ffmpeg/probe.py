@@ -68,7 +68,9 @@ class ProbeResult:
     ratio, not 1:1: a 720x576 PAL DV file with 64:45 pixels) has its stored width times
     `sar`, to the nearest even number (1024x576 here), as a player shows it;
     `coded_width`/`coded_height` are the size stored in the bitstream. `frames` is the
-    number of frames a player shows (an MP4 edit list can hide packets its index counts).
+    number of frames a player shows (an MP4 edit list can hide packets its index counts;
+    in a file cut mid-GOP, as MPEG-TS recordings are, the frames before the first keyframe
+    refer to frames cut away and never show).
     `fps` is the average frame rate as a float, `fps_exact` the same rate as an exact
     rational ("30000/1001"): the container's declared rate, unless the frames are unevenly
     spaced and it disagrees with their own average (intervals over the first-to-last span;
@@ -82,11 +84,11 @@ class ProbeResult:
     WebM) the frames' own end (`frame_span` plus an interval) or the container's if
     shorter, never an audio track's that runs on after the video.
     `time_base` is the unit of the stream's timestamps ("1/1000" in Matroska).
-    `video_start` is where the video's first frame lies on the clock ffmpeg reads the file
-    by, in seconds: from the file's start (its earliest stream's first timestamp, which
-    ffmpeg makes 0) to the video's first timestamp. 0 in most MP4s; MPEG-TS video often
-    starts a few ms after its audio, and a track moved by an offset (an edit list, a TS
-    muxed with a delay) seconds after it.
+    `video_start` is where the video's first frame that shows lies on the clock ffmpeg
+    reads the file by, in seconds: from the file's start (its earliest stream's first
+    timestamp, which ffmpeg makes 0) to that frame. 0 in most MP4s; MPEG-TS video often
+    starts a few ms after its audio, a track muxed with a delay seconds after it, and a
+    file cut mid-GOP at its first keyframe (`duration` is then counted from there).
     `field_order` ("progressive"; "tt", "bb", "tb", "bt" for interlaced fields; "unknown")
     and the colour fields (`color_transfer`: "smpte2084" is HDR's PQ, "arib-std-b67" its
     HLG; "" where the file states none) are ffprobe's, see media_pipeline.ffmpeg.display.
@@ -214,7 +216,7 @@ class _VideoRead:
     container_duration: bool  # whether `duration` is the container's (no stream's stated)
     time_base: Fraction | None
     sar: Fraction  # 1 where the file states none (0:1)
-    start: float  # the video's first timestamp from the file's start (see ProbeResult)
+    start: float  # the video's first frame from the file's start (see ProbeResult)
     field_order: str = "unknown"
     color_transfer: str = ""  # "" where the file states none
     color_primaries: str = ""
@@ -247,16 +249,17 @@ def _error_text(exc: Exception) -> str:
     return str(getattr(exc, "strerror", None) or exc)
 
 
-def _video_start(container: InputContainer, stream: VideoStream) -> float:
-    """Seconds from the file's start to the video's first timestamp; 0 where either is
-    unknown. ffmpeg reads a file with its earliest stream's first timestamp as 0, so this
-    is where the video starts in the rendition's timeline before it is moved to 0."""
+def _video_start(container: InputContainer, stream: VideoStream, first_pts: int | None) -> float:
+    """Seconds from the file's start to the video's first frame that decodes (`first_pts`,
+    else the stream's first timestamp); 0 where they are unknown. ffmpeg reads a file
+    with its earliest stream's first timestamp as 0, so this is where the video starts
+    in the rendition's timeline before it is moved to 0."""
     import av
 
-    if stream.start_time is None or not stream.time_base or container.start_time is None:
+    pts = first_pts if first_pts is not None else stream.start_time
+    if pts is None or not stream.time_base or container.start_time is None:
         return 0.0
-    start = float(stream.start_time * stream.time_base) - container.start_time / av.time_base
-    return max(start, 0.0)
+    return max(float(pts * stream.time_base) - container.start_time / av.time_base, 0.0)
 
 
 def _read_video(
@@ -286,7 +289,7 @@ def _read_video(
         duration=duration,
         container_duration=stream.duration is None or not stream.time_base,
         time_base=stream.time_base,
-        start=_video_start(container, stream),
+        start=0.0,  # known once the first frame is decoded
         # The container's ratio where it states one, else the bitstream's: the rule the
         # ffmpeg command line follows (av_guess_sample_aspect_ratio).
         sar=stream.sample_aspect_ratio or Fraction(1),
@@ -305,11 +308,13 @@ def _read_video(
         else:
             if frames:
                 video.rotation = int(round(frames[0].rotation)) % 360
+                first_pts.append(frames[0].pts)
 
     def first_frame_done() -> bool:
         return video.rotation is not None or video.decode_error is not None
 
     shown_pts: list[int | None] = []
+    first_pts: list[int | None] = []  # the first decoded frame's
     try:
         for packet in container.demux(stream):
             if packet.size == 0:  # PyAV's end-of-stream marker, not a packet of the file
@@ -325,6 +330,16 @@ def _read_video(
         video.read_error = _error_text(exc)
     if not first_frame_done():
         decode(None)  # a decoder with delay (B-frames, threads) may hold the first frame
+    start = first_pts[0] if first_pts else None
+    video.start = _video_start(container, stream, start)
+    if start is not None and None not in shown_pts:
+        # A file cut mid-GOP (an MPEG-TS recording) begins with frames that refer to
+        # frames before the cut: no decoder shows them, the video begins at its first
+        # keyframe (open GOPs' leading B-frames before it are dropped likewise).
+        shown_pts = [pts for pts in shown_pts if pts >= start]
+        skipped = start - stream.start_time if stream.start_time is not None else 0
+        if skipped > 0 and video.duration and not video.container_duration:
+            video.duration = max(video.duration - float(skipped * stream.time_base), 0.0)
     video.nb_shown_packets = len(shown_pts)
     if count_packets and shown_pts and None not in shown_pts and video.time_base:
         shown_pts.sort()

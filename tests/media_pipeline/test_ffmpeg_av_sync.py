@@ -148,3 +148,31 @@ def test_a_cut_whose_seek_missed_its_first_frames_is_refused(tmp_path, monkeypat
     with pytest.raises(TranscodeFailed, match=r"first frame at 0\.6 s, expected at 0"):
         transcode(src=src, out_dir=tmp_path / "out", stem="r", around=(2.0, 1.2))
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_mpeg_ts_cut_mid_gop_starts_at_its_first_keyframe_in_sync(tmp_path):
+    # given: a TS recording cut a third of the way in (on a TS packet): its first video
+    # frames refer to frames before the cut, so nothing shows them; the first that plays
+    # is the keyframe at 2 s of the 4 s video, and a beep 2.5 s into the video
+    whole = tmp_path / "whole.ts"
+    picture = f"testsrc2=size=160x120:rate={RATE}:duration=4"
+    sound = "aevalsrc='0.5*sin(2*PI*440*t)*between(t,2.5,2.7)':s=48000:d=4"
+    ffmpeg(
+        "-f", "lavfi", "-i", picture, "-f", "lavfi", "-i", sound, "-c:v", "libx264",
+        "-preset", "ultrafast", "-g", str(RATE), "-c:a", "aac", str(whole),
+    )  # fmt: skip
+    data = whole.read_bytes()
+    src = tmp_path / "cut.ts"
+    src.write_bytes(data[len(data) // 188 // 3 * 188 :])
+    # when
+    source = probe(src)
+    result = transcode(src=src, out_dir=tmp_path / "out", stem="r", keep_audio=True)
+    # then: the 50 frames from the keyframe on, the sound with them, the beep 0.5 s in
+    assert (source.frames, source.duration) == (50, 2.0)
+    rendition = Path(result.output)
+    assert nearest_frame(source_frames(rendition)[0], source_frames(whole)) == 50
+    got = tracks(rendition)
+    assert got["video_start"] == 0 and got["frames"] == 50
+    assert got["audio_start"] == pytest.approx(0, abs=0.001)
+    assert got["audio_end"] == pytest.approx(2.0, abs=0.025)
+    assert got["beep"] == pytest.approx(0.5, abs=0.01)
