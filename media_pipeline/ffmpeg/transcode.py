@@ -251,6 +251,11 @@ def reprobe_rendition(path: Path) -> ProbeResult:
 
     try:
         with av.open(libav_path(path)) as container:
+            if not container.streams.video:
+                raise TranscodeFailed(
+                    "transcode failed: ffmpeg wrote no video: not one frame of the source "
+                    "(or of its segment) decoded"
+                )
             stream = container.streams.video[0]
             rate = stream.average_rate or stream.guessed_rate or Fraction(0)
             duration = float(container.duration or 0) / av.time_base

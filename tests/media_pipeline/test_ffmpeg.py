@@ -256,6 +256,17 @@ def assert_untouched(good_output) -> None:
     assert (out / "r.jpg").read_bytes() == poster
 
 
+def test_a_rendition_without_video_fails_saying_so(bad_files, transcode_module):
+    # given: what ffmpeg wrote when not one frame decoded: a file of sound alone
+    # when / then
+    with pytest.raises(TranscodeFailed) as caught:
+        transcode_module.reprobe_rendition(bad_files["tone.mp4"])
+    assert str(caught.value) == (
+        "transcode failed: ffmpeg wrote no video: not one frame of the source (or of its "
+        "segment) decoded"
+    )
+
+
 def test_ffmpeg_refusing_its_options_fails_and_keeps_the_good_output(
     clips, good_output, monkeypatch, transcode_module
 ):
