@@ -79,22 +79,7 @@ def shown(video: FilterableStream, source: ProbeResult) -> FilterableStream:
         parity = "tff" if TOP_FIELD_SHOWN_FIRST[source.field_order] else "bff"
         video = video.filter("bwdif", mode="send_frame", parity=parity, deint="all")
     if hdr_kind(source):
-        video = (
-            video.filter(
-                "zscale",
-                tin=source.color_transfer,
-                pin=source.color_primaries or "bt2020",
-                min=source.color_matrix or "bt2020nc",
-                rin=source.color_range or "tv",
-                t="linear",
-                npl=SDR_WHITE_NITS,
-                p="bt709",
-            )
-            .filter("format", "gbrpf32le")
-            .filter("tonemap", tonemap="hable", desat=0)
-            .filter("zscale", t="bt709", m="bt709", r="tv")
-            .filter("format", "yuv420p")
-        )
+        video = _tone_mapped(video, source)
     if Fraction(source.sar) != 1:
         stored = (source.coded_width, source.coded_height)
         if source.rotation in (90, 270):
@@ -103,3 +88,33 @@ def shown(video: FilterableStream, source: ProbeResult) -> FilterableStream:
             video = video.filter("scale", source.width, source.height)
         video = video.filter("setsar", 1)
     return video
+
+
+def _tone_mapped(video: FilterableStream, source: ProbeResult) -> FilterableStream:
+    """An HDR `source` tone-mapped to SDR BT.709 (see SDR_WHITE_NITS).
+
+    zimg refuses a chroma-subsampled frame of an odd width or height ("image dimensions
+    must be divisible by subsampling factor"), which VP9 and AV1 allow in 4:2:0 and which
+    the tone-mapped frame would be in 4:2:0: an odd-sized source goes through zscale in
+    4:4:4 on both sides (swscale upsamples its chroma first); the rendition's padding to
+    even sizes and 4:2:0 come after.
+    """
+    odd = source.coded_width % 2 or source.coded_height % 2
+    if odd:
+        video = video.filter("format", "yuv444p16le")
+    return (
+        video.filter(
+            "zscale",
+            tin=source.color_transfer,
+            pin=source.color_primaries or "bt2020",
+            min=source.color_matrix or "bt2020nc",
+            rin=source.color_range or "tv",
+            t="linear",
+            npl=SDR_WHITE_NITS,
+            p="bt709",
+        )
+        .filter("format", "gbrpf32le")
+        .filter("tonemap", tonemap="hable", desat=0)
+        .filter("zscale", t="bt709", m="bt709", r="tv")
+        .filter("format", "yuv444p" if odd else "yuv420p")
+    )

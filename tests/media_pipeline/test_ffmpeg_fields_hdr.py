@@ -188,3 +188,25 @@ def test_an_hdr_source_on_an_ffmpeg_without_zscale_fails_saying_what_is_missing(
 def test_the_filters_of_an_ffmpeg_are_read_from_its_list(tmp_path):
     assert {"scale", "zscale", "tonemap", "atrim", "apad"} <= available_filters("ffmpeg")
     assert available_filters(str(tmp_path / "no-ffmpeg")) is None  # ffmpeg's own error then
+
+
+@pytest.mark.parametrize(
+    ("codec", "pix_fmt"),
+    [("libvpx-vp9", "yuv420p10le"), ("libx264", "yuv444p10le")],  # VP9 allows odd 4:2:0
+)
+def test_an_hdr_source_of_odd_size_is_tone_mapped_and_padded(tmp_path, codec, pix_fmt):
+    # given: the mid grey in PQ at 65x49, which zimg refuses in 4:2:0
+    src = tmp_path / "pq.mkv"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=gray:size=64x48",
+         "-vf", "scale=65:49", "-frames:v", "3", "-c:v", codec, "-pix_fmt", pix_fmt,
+         "-color_trc", "smpte2084", *HDR_TAGS, str(src)],
+        check=True,
+    )  # fmt: skip
+    assert (probe(src).width, probe(src).height) == (65, 49)
+    # when
+    result = transcode(src=src, out_dir=tmp_path / "out", stem="r")
+    # then: as the even-sized grey above, one pixel of padding right and below
+    assert (result.width, result.height, result.pad_right, result.pad_bottom) == (66, 50, 1, 1)
+    assert mean_rgb(Path(result.output), 66, 50) == pytest.approx([154, 154, 154], abs=4)
+    assert mean_rgb(Path(result.poster), 65, 49) == pytest.approx([154, 154, 154], abs=4)
