@@ -177,6 +177,19 @@ def _container_from_magic(path: Path) -> str | None:
     return None
 
 
+def _is_animated_webp(path: Path) -> bool:
+    """Whether a WebP file says it is animated: the animation flag (0x02) of its extended
+    header, the VP8X chunk (Google's WebP container specification)."""
+    with open(path, "rb") as handle:
+        head = handle.read(21)
+    return (
+        len(head) == 21
+        and head[:4] == b"RIFF"
+        and head[8:16] == b"WEBPVP8X"
+        and bool(head[20] & 0x02)
+    )
+
+
 @contextlib.contextmanager
 def _libav_log() -> Iterator[list[str]]:
     """Collect what libav logs in this thread at warning level or above, as ffprobe's stderr.
@@ -406,6 +419,11 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
             )
         raise NotAVideo(f"not a video: {name} is not a media file ffmpeg can read ({read.error})")
     container = read.container
+    if container == "webp_pipe" and _is_animated_webp(path):
+        raise NotAVideo(
+            f"not a video: {name} is an animated WebP, which ffmpeg cannot decode (its "
+            "WebP decoder reads still pictures only); export it as MP4, WebM or GIF"
+        )
     if container in IMAGE_FORMATS:
         raise NotAVideo(f"not a video: {name} is a still image ({container}), not a video")
     if container in TEXT_FORMATS:

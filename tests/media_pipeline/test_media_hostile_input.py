@@ -57,6 +57,11 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
         "-f", "lavfi", "-i", "color=black:s=16000x16000:r=1", "-frames:v", "1",
         "-pix_fmt", "monob", "-c:v", "png", str(files["huge.mov"]),
     )  # fmt: skip
+    files["anim.webp"] = folder / "anim.webp"  # 5 frames of animated WebP
+    ffmpeg(
+        "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10", "-frames:v", "5",
+        "-c:v", "libwebp_anim", "-loop", "0", str(files["anim.webp"]),
+    )  # fmt: skip
     files["single.mp4"] = make_clip(
         path=folder / "single.mp4", width=64, height=48, fps=10, seconds=0.1
     ).path
@@ -117,6 +122,11 @@ def files_under(folder: Path) -> list[str]:
             "corrupt video: my clip.mp4 has a video stream without readable frames",
         ),
         ("huge.mov", "video too large: my clip.mp4 is 16000x16000 pixels, more than any browser"),
+        (  # ComfyUI's default for animations; libav reads it as one (still) picture
+            "anim.webp",
+            "not a video: my clip.mp4 is an animated WebP, which ffmpeg cannot decode (its WebP "
+            "decoder reads still pictures only); export it as MP4, WebM or GIF",
+        ),
     ],
 )
 def test_a_hostile_file_fails_its_job_alone_with_a_clear_logged_message(
