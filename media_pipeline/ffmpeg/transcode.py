@@ -135,8 +135,9 @@ def rendition_command(
     One decode feeds two outputs: the H.264 rendition and the poster, the first frame at
     the size the source is shown at (JPEG, before any padding), so the poster costs no
     process.
-    With a `segment`, only that part is decoded (input seeking, exact since ffmpeg re-
-    encodes) and the poster is its frame at `poster_at`.
+    With a `segment`, only that part is decoded where the container has an index (input
+    seeking, exact since ffmpeg re-encodes), else the source up to its end (`trim`; see
+    media_pipeline.ffmpeg.timeline), and the poster is its frame at `poster_at`.
     """
     cut = cut_of(source, segment)
     stream = ffmpeg.input(libav_path(src), **cut.input_options)
