@@ -88,29 +88,44 @@ def study_monitor(*, study: Study) -> dict:
         "assignments": rows,
         # None unless adaptive collection is on (annotation.services.adaptive)
         "adaptive": adaptive_summary(study=study),
-        "progress": _progress(study, figures),
+        "progress": _progress(
+            study,
+            figures,
+            excluded_sessions={a.pk for a in assignments if a.state == Assignment.State.EXCLUDED},
+        ),
     }
 
 
 def study_progress(*, study: Study) -> dict:
     """The study's progress alone (the monitor's "progress")."""
-    return _progress(study, _answer_figures(study))
+    excluded_sessions = set(
+        Assignment.objects.filter(
+            session__study=study, state=Assignment.State.EXCLUDED
+        ).values_list("pk", flat=True)
+    )
+    return _progress(study, _answer_figures(study), excluded_sessions=excluded_sessions)
 
 
-def _progress(study: Study, figures: dict[int, dict]) -> dict:
+def _progress(study: Study, figures: dict[int, dict], *, excluded_sessions: set[int]) -> dict:
     """Progress in the study's items (a video for sliders, a pair for preference, ...)
     that raters can be served: none of a video that failed to transcode, and, where the
-    design builds sessions ahead, only those split into a session."""
+    design builds sessions ahead, only those split into a session. The answers of an
+    excluded session (one an admin excluded, a questionnaire batch rejected in its audit)
+    do not count: its items go to other raters. The target is the design's raters per
+    session where it has one (questionnaire: raters per video; propose-then-verify:
+    proposers or verifiers per segment), else the study's target raters per stimulus."""
+    design = design_of(study)
     servable = Item.objects.filter(study=study, role=Item.Role.STIMULUS).exclude(
         members__stimulus__status=Stimulus.Status.FAILED
     )
-    if design_of(study).sessions_on_demand(study=study) is None:
+    if design.sessions_on_demand(study=study) is None:
         servable = servable.filter(session_items__isnull=False).distinct()
     stimuli = servable.count()
-    answers = sum(f["regular"] for f in figures.values())
-    recent = sum(f["recent"] for f in figures.values())
+    counted = [f for pk, f in figures.items() if pk not in excluded_sessions]
+    answers = sum(f["regular"] for f in counted)
+    recent = sum(f["recent"] for f in counted)
     sessions = Session.objects.filter(study=study).count()
-    target_per_stimulus = study.target_raters_per_stimulus
+    target_per_stimulus = design.raters_per_session(study=study) or study.target_raters_per_stimulus
     remaining = max(0, stimuli * target_per_stimulus - answers)
     return {
         "stimuli": stimuli,

@@ -24,6 +24,7 @@ from annotation.models import (
     Payment,
     Stimulus,
 )
+from annotation.monitor import study_monitor, study_progress
 from annotation.services.audits import audit_decide, audit_open, audit_queue, plan_characteristic
 from annotation.services.study_import import study_import_manifest
 from quality.stats.labels.exemplars import Tolerances, answer_agrees, jaccard
@@ -310,6 +311,25 @@ def test_a_rejected_batch_is_excluded_unpaid_and_its_session_goes_to_another_rat
     third_client, third = rater_client()
     take_test_and_session(third_client, tiny, Answerer("questionnaire"), golden_right=True)
     assert not Assignment.objects.filter(rater__user=third).exists()
+
+
+def test_the_monitors_progress_counts_against_raters_per_video_and_leaves_rejected_batches_out():
+    # given: one rater per video; a batch rejected in its audit, its session retaken
+    tiny = tiny_questionnaire_study()
+    batch, _ = finished_batch(tiny)
+    audit = audit_open(assignment=batch, by=expert())
+    audit_decide(audit=audit, findings=verdicts(audit, wrong=3), by=expert("x"))
+    other, _ = finished_batch(tiny)
+    # when
+    progress = study_progress(study=tiny.study)
+    monitor = study_monitor(study=tiny.study)["progress"]
+    # then: the study's own target, and only the retaken batch's answers: it is done
+    regular = Answer.objects.filter(assignment=other, item__role="stimulus").count()
+    assert regular == progress["stimuli"] > 0
+    assert settings_of(tiny.study).raters_per_video == progress["target_per_stimulus"] == 1
+    assert (progress["answers"], progress["answers_per_stimulus"]) == (regular, 1.0)
+    assert progress["expected_finish"] is None
+    assert monitor == progress
 
 
 def test_a_batch_an_admin_excluded_meanwhile_keeps_the_admins_reason():
