@@ -175,6 +175,27 @@ def test_the_queue_lists_finished_batches_then_the_decided_ones():
     assert f'data-assignment="{second.pk}"' not in history
 
 
+def test_a_simulated_raters_batch_is_marked_so_in_the_queue_and_in_the_history():
+    # given: a simulated rater's finished batch (the demo's)
+    tiny = tiny_questionnaire_study()
+    small_plan(tiny, n=2, c=0)
+    batch = finished_batch(tiny)
+    batch.rater.is_simulated = True
+    batch.rater.save(update_fields=["is_simulated"])
+    client, _ = staff_client()
+    url = f"/studies/{tiny.study.slug}/audits/"
+    queue = client.get(url).content.decode().split('id="audit-queue"')[1]
+    assert '<span class="tag">simulated</span>' in queue
+    # when: it is decided
+    client.get(audit_url(batch))
+    audit = BatchAudit.objects.get(assignment=batch)
+    client.post(audit_url(batch), form(audit, wrong=0))
+    # then: the history says so too
+    history = client.get(url).content.decode().split('id="audit-history"')[1]
+    assert f'data-assignment="{batch.pk}"' in history
+    assert '<span class="tag">simulated</span>' in history
+
+
 # --- the audit page ----------------------------------------------------------------------
 
 
