@@ -72,6 +72,9 @@ def test_a_minute_offline_loses_nothing_and_doubles_nothing(
     assert page.locator("#step-waiting").get_attribute("data-reason") == "window_end"
     assert page.locator("#connection").is_visible()
     assert stored_items() == []
+    # (the card does not call the answers saved: they are on this device only)
+    note = page.locator("#step-waiting .muted").inner_text()
+    assert "not sent yet are kept in this browser" in note and "saved" not in note
     page.wait_for_timeout(max(0, 60 - (time.monotonic() - went_offline)) * 1000)
     # when: the connection is back
     context.set_offline(False)
