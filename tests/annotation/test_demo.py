@@ -45,6 +45,7 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "rater link: /r/gaia-demo/?token=" in printed
     assert "answer 75% of the 6 qualification videos within 1.5 sigma" in printed
+    assert " 1 session," in printed and " 1 sessions" not in printed, printed
     # and every design has its demo, with labelled simulated answers and a finished run
     for demo in Study.objects.all():
         simulated = Rater.objects.filter(participations__study=demo, is_simulated=True)

@@ -31,7 +31,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.SUCCESS(
                     f"demo study '{study.name}' ({design_of(study).label}: "
-                    f"{study.stimuli.count()} videos, {study.sessions.count()} sessions, "
+                    f"{study.stimuli.count()} videos, {_sessions(study.sessions.count())}, "
                     f"state {study.state}, simulated answers and an analysis run)"
                 )
             )
@@ -52,3 +52,7 @@ class Command(BaseCommand):
             "test pair; in the ranking demo, put the sharp video first and the blurred one "
             "last"
         )
+
+
+def _sessions(count: int) -> str:
+    return f"{count} session" if count == 1 else f"{count} sessions"
