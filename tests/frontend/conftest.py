@@ -13,6 +13,7 @@ from django.core.files.base import ContentFile
 from annotation.models import Dimension, Stimulus, TutorialPair
 from tests.annotation.rater_fixtures import TinyStudy, tiny_study
 from tests.factories import StimulusFactory, add_expert_scores
+from tests.live_requests import close_context
 
 # Playwright's sync API keeps an event loop in the test thread; the ORM calls the tests
 # make beside it are still synchronous, so Django's async guard would refuse them.
@@ -112,7 +113,7 @@ def context(browser):
     )
     context.set_default_timeout(15_000)
     yield context
-    context.close()
+    close_context(context)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 
 from tests.factories import UserFactory
 from tests.frontend.test_monitor_browser import signed_in
+from tests.live_requests import close_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,7 +25,7 @@ def strict_page(browser):
     )
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield page
-    context.close()
+    close_context(context)
     assert refused == [], f"refused by the Content-Security-Policy: {refused}"
     assert errors == [], f"JavaScript errors on the page: {errors}"
 

@@ -30,6 +30,7 @@ from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.annotation.test_journey import take_test_and_session
 from tests.annotation.test_questionnaire_design import run_at_once
 from tests.factories import UserFactory
+from tests.live_requests import close_context
 
 pytestmark = pytest.mark.django_db
 
@@ -451,7 +452,7 @@ def audit_context(browser, tmp_path):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield context, page
-    context.close()
+    close_context(context)
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 

@@ -35,6 +35,7 @@ from tests.annotation.design_fixtures import tiny_of, tiny_questionnaire_study
 from tests.annotation.rater_fixtures import rater_client, tiny_study
 from tests.factories import UserFactory
 from tests.frontend_staff.test_audits import audit_url, finished_batch, form, staff_client
+from tests.live_requests import close_context
 
 pytestmark = pytest.mark.django_db
 
@@ -450,7 +451,7 @@ def rater_page(browser):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield page
-    context.close()
+    close_context(context)
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
