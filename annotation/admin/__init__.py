@@ -2,6 +2,7 @@
 
 from contextvars import ContextVar
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
@@ -51,8 +52,27 @@ from annotation.services.studies import study_build_sessions, study_default_dime
 _form_request = ContextVar("form_request", default=None)
 
 
+class DimensionForm(forms.ModelForm):
+    # One field per column of the inline's table: at the admin's default sizes (a help box
+    # of 40 x 10, texts of 20 characters and more) the table took 2,000 px and the study's
+    # page scrolled sideways in a laptop's window.
+    class Meta:
+        model = Dimension
+        fields = ("key", "label", "help_text", "anchor_low", "anchor_high", "order")
+        fields += ("shows_reference",)
+        widgets = {
+            "key": forms.TextInput(attrs={"size": 9}),
+            "label": forms.TextInput(attrs={"size": 12}),
+            "help_text": forms.Textarea(attrs={"rows": 3, "cols": 22}),
+            "anchor_low": forms.TextInput(attrs={"size": 8}),
+            "anchor_high": forms.TextInput(attrs={"size": 8}),
+            "order": forms.NumberInput(attrs={"style": "width: 3.5em"}),
+        }
+
+
 class DimensionInline(admin.TabularInline):
     model = Dimension
+    form = DimensionForm
     extra = 0
 
 

@@ -1,5 +1,6 @@
 """The Django admin as docs/admins.md describes it: every setting editable, lists cheap."""
 
+import os
 import re
 from html.parser import HTMLParser
 
@@ -19,6 +20,7 @@ from tests.annotation.rater_fixtures import (
 from tests.factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the browser test's ORM calls
 
 
 def test_every_study_setting_is_in_the_admin_form():
@@ -415,3 +417,31 @@ def test_the_study_page_warns_of_golden_videos_without_expert_scores(client):
         ExpertScore.objects.create(stimulus=unscored, dimension=dimension, mean=50, sigma=10)
     page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
     assert "lack the experts" not in page
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_study_page_fits_a_laptops_window(live_server, browser):
+    # given: a study with its dimensions, an admin signed in, a 1280 px wide window
+    from django.test import Client
+
+    from tests.live_requests import close_context
+
+    study = make_study()
+    dimensions = study.dimensions.count()
+    signed = Client()
+    signed.force_login(UserFactory(is_staff=True, is_superuser=True))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.add_cookies(
+        [{"name": "sessionid", "value": signed.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    try:
+        page = context.new_page()
+        # when
+        page.goto(f"{live_server.url}/admin/annotation/study/{study.pk}/change/")
+        # then: the dimensions' table is there and the page does not scroll sideways
+        assert page.locator("#dimensions-group tr.has_original").count() == dimensions
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    finally:
+        close_context(context)
