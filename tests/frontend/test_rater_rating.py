@@ -364,3 +364,23 @@ def test_the_golden_gate_decides_about_the_next_session(
         assert section.get_attribute("data-outcome") == "not_eligible"
         assert "cannot take further sessions" in section.inner_text()
         page.wait_for_url(MARKET + "done")
+
+
+def test_next_stays_in_view_and_a_new_item_starts_at_the_top(page, live_server, rater_study):
+    # given: a window too low for the item, its video at native size (the phone layout's
+    # width is not at play: 1366 px wide, the sliders beside the video)
+    page.set_viewport_size({"width": 1366, "height": 420})
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    # then: Next is at the window's foot although the last slider is below it
+    last = page.locator("#sliders .dimension").last.bounding_box()
+    assert last["y"] + last["height"] > 420
+    assert page.locator("#next").bounding_box()["y"] + 30 <= 420
+    # when: the rater scrolls down to the last slider and answers
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert page.evaluate("window.scrollY") > 0
+    rate(page, 60)
+    # then: the new item starts at the page's top, its heading and video in view
+    current_item(page)
+    assert page.evaluate("window.scrollY") == 0

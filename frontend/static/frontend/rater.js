@@ -490,6 +490,8 @@ function enterItem(mount) {
   // without scrolling, as the steps' headings and the widgets' controls take it: a
   // questionnaire's region is taller than the window, and its top would hide the heading
   if (!mount.contains(document.activeElement)) mount.focus({ preventScroll: true });
+  // a rater who scrolled down the last item starts the new one at its top
+  if (window.scrollY > 0) window.scrollTo({ top: 0 });
   const place = { number: win.position + 1, length: win.length };
   setText($("#item-said"), t(`item_${state.design}`, place));
 }
