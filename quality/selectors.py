@@ -9,11 +9,20 @@ import numpy as np
 import pandas as pd
 
 from annotation.designs import design_of
-from annotation.models import Assignment, Item, Participation, PreferenceJudgment, Rating, Study
+from annotation.models import (
+    Assignment,
+    BatchAudit,
+    Item,
+    Participation,
+    PreferenceJudgment,
+    Rating,
+    Study,
+)
 from annotation.models.session import pseudonym_for
 from quality.stats.exclusions import (
     ADMIN_EXCLUDED_RATER,
     ADMIN_EXCLUDED_SESSION,
+    BATCH_REJECTED_IN_AUDIT,
     GOLDEN_GATE_FAILED,
     Exclusion,
 )
@@ -164,10 +173,15 @@ def study_exclusions(*, study: Study) -> list[Exclusion]:
         .select_related("session", "excluded_by")
         .order_by("rater_id", "session__index")
     )
+    rejected = set(
+        BatchAudit.objects.filter(
+            assignment__session__study=study, verdict=BatchAudit.Verdict.REJECTED
+        ).values_list("assignment_id", flat=True)
+    )
     for a in sessions.filter(state=Assignment.State.EXCLUDED):
         exclusions.append(
             Exclusion(
-                rule=ADMIN_EXCLUDED_SESSION,
+                rule=BATCH_REJECTED_IN_AUDIT if a.pk in rejected else ADMIN_EXCLUDED_SESSION,
                 rater_id=pseudonym_for(a.rater_id),
                 session=a.session.index,
                 reason=a.admin_note,
@@ -201,7 +215,7 @@ def exclusions_fingerprint(*, study: Study, exclusions: list[Exclusion]) -> str:
     keys = sorted(
         f"{e.rule}:{e.rater_id}:{e.session}"
         for e in exclusions
-        if e.rule in (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION)
+        if e.rule in (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, BATCH_REJECTED_IN_AUDIT)
     )
     text = f"keep_failed_gate_sessions={study.keep_failed_gate_sessions};" + ";".join(keys)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

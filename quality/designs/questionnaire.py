@@ -36,7 +36,7 @@ from quality.designs.common import finished, with_screened
 from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
 from quality.export import Export, csv_lines, shared_export
 from quality.selectors import study_exclusions
-from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
+from quality.stats.exclusions import BATCH_REJECTED_IN_AUDIT, PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.labels import (
     ANSWER_COLUMNS,
     LABEL_COLUMNS,
@@ -54,7 +54,7 @@ AUDIT_COLUMNS = (
     "batch_id", "rater_id", "session_id", "auditor", "started_at", "decided_at",
     "sample_size", "acceptance_number", "wrong", "verdict", "reason", "wrong_items",
 )  # fmt: skip
-RULES_APPLIED = PRE_ANALYSIS_RULES
+RULES_APPLIED = (*PRE_ANALYSIS_RULES, BATCH_REJECTED_IN_AUDIT)
 EXPORTS = (
     "answers.csv", "comments.csv", "labels.csv", "audits.csv", "raters.csv", "provenance.json",
 )  # fmt: skip

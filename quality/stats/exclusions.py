@@ -6,6 +6,8 @@ reason:
 
 - ``admin_excluded_rater``: an admin excluded the rater from the study (all their ratings);
 - ``admin_excluded_session``: an admin excluded one session of the rater;
+- ``batch_rejected_in_audit``: an expert rejected the session (a questionnaire batch) in
+  its audit (``annotation.services.audits``), which excludes it as an admin would;
 - ``golden_gate_failed``: the session's golden agreement failed the study's gate (PLCC at
   or below the threshold, GAIA Sec. 3.2: only raters who agreed with the experts were
   kept), unless the study keeps such sessions;
@@ -28,6 +30,7 @@ import pandas as pd
 
 ADMIN_EXCLUDED_RATER = "admin_excluded_rater"
 ADMIN_EXCLUDED_SESSION = "admin_excluded_session"
+BATCH_REJECTED_IN_AUDIT = "batch_rejected_in_audit"
 GOLDEN_GATE_FAILED = "golden_gate_failed"
 LINE_CLICKER = "line_clicker"
 # The screening rules of the other designs' analyses (quality.stats.preference, ...).
@@ -37,6 +40,7 @@ RANDOM_RANKER = "mean_tau_loo_not_above_0"  # quality.stats.ranking.screening's 
 RULES = (
     ADMIN_EXCLUDED_RATER,
     ADMIN_EXCLUDED_SESSION,
+    BATCH_REJECTED_IN_AUDIT,
     GOLDEN_GATE_FAILED,
     LINE_CLICKER,
     POSITION_BIAS,
@@ -46,6 +50,7 @@ RULES = (
 RULE_LABELS = {
     ADMIN_EXCLUDED_RATER: "rater excluded by an admin",
     ADMIN_EXCLUDED_SESSION: "session excluded by an admin",
+    BATCH_REJECTED_IN_AUDIT: "batch rejected in its audit",
     GOLDEN_GATE_FAILED: "session failed the golden gate",
     LINE_CLICKER: "line clicker (found by the run)",
     POSITION_BIAS: "always the same side (found by the run)",

@@ -17,7 +17,11 @@ from frontend.demo.simulate import simulate_raters
 from quality.cli import main as quality_cli
 from quality.designs.questionnaire import answers_frame
 from quality.designs.questionnaire_page import panel_title
-from quality.services import analysis_run_execute, analysis_run_request
+from quality.services import (
+    analysis_run_execute,
+    analysis_run_request,
+    analysis_run_staleness,
+)
 from quality.stats.labels import LABEL_COLUMNS
 from tests.annotation.design_fixtures import EXPERT_ANSWERS, tiny_questionnaire_study
 from tests.factories import UserFactory
@@ -205,12 +209,13 @@ def test_a_rejected_batch_is_left_out_and_on_record(tiny, audited):
     assert careless not in run.summary["rater_agreement"]
     assert all(row["n"] == 3 for row in run.summary["labels"])
     (exclusion,) = run.exclusions
-    assert exclusion["rule"] == "admin_excluded_session"
+    assert exclusion["rule"] == "batch_rejected_in_audit"
     assert exclusion["rater_id"] == careless
     assert exclusion["reason"] == "batch rejected in its audit: answers at random"
     assert exclusion["decided_by"] == "expert"
     assert exclusion["ratings"] == 3 * 3 + 2
-    assert run.summary["excluded_ratings"]["admin_excluded_session"] == 11
+    assert run.summary["excluded_ratings"]["batch_rejected_in_audit"] == 11
+    assert run.summary["excluded_ratings"]["admin_excluded_session"] == 0
     # and the audit history says who decided what
     history = {a["rater_id"]: a for a in run.summary["audits"]}
     assert history[careless]["verdict"] == "rejected"
@@ -292,6 +297,21 @@ def test_each_export_downloads_with_its_header(tiny, audited, name):
         assert sum(",rejected,answers at random," in line for line in lines) == 1
 
 
+def test_a_batch_rejected_after_a_run_makes_the_run_out_of_date(tiny):
+    # given: a run over every batch
+    batches = simulated(tiny)
+    run = run_now(tiny.study)
+    assert analysis_run_staleness(run=run) == []
+    # when: an expert rejects a batch
+    expert = UserFactory(is_staff=True)
+    audit = audit_open(assignment=batches["careless"], by=expert)
+    findings = {str(item): {"wrong": True, "note": ""} for item in audit.sample}
+    audit_decide(audit=audit, findings=findings, reason="answers at random", by=expert)
+    # then: the run no longer shows what counts
+    (reason,) = analysis_run_staleness(run=run)
+    assert reason.startswith("exclusions changed since this run")
+
+
 def test_the_provenance_names_the_run_and_its_settings(tiny, audited):
     run = run_now(tiny.study)
     response = staff().get(f"/api/studies/{tiny.study.slug}/exports/provenance.json")
@@ -302,7 +322,8 @@ def test_the_provenance_names_the_run_and_its_settings(tiny, audited):
         "keep_share": 0.5, "method": "majority", "max_iterations": 100, "tolerance": 1e-5,
     }  # fmt: skip
     assert provenance["analysis_run"]["excluded_ratings"] == {
-        "admin_excluded_rater": 0, "admin_excluded_session": 11, "golden_gate_failed": 0,
+        "admin_excluded_rater": 0, "admin_excluded_session": 0, "golden_gate_failed": 0,
+        "batch_rejected_in_audit": 11,
     }  # fmt: skip
 
 
@@ -328,4 +349,4 @@ def test_a_study_whose_every_batch_is_rejected_cannot_be_analysed(tiny):
     analysis_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "failed"
-    assert run.error == "every one of the study's 44 answers is excluded (admin_excluded_session)"
+    assert run.error == "every one of the study's 44 answers is excluded (batch_rejected_in_audit)"
