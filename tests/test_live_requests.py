@@ -31,13 +31,16 @@ def test_closing_a_context_waits_for_the_requests_still_being_answered():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         client = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=5)
-        threading.Thread(target=lambda: client.request("GET", "/"), daemon=True).start()
+        # (the connection ends with the answer, as a closed browser context's connections do)
+        request = ("GET", "/", None, {"Connection": "close"})
+        threading.Thread(target=client.request, args=request, daemon=True).start()
         time.sleep(0.1)  # the request is being answered
         context = _Context()
         # when
         close_context(context)
         # then: closed, and the request's answer was done before it returned
         assert context.closed and finished.is_set()
+        client.close()
     finally:
         server.shutdown()
         server.server_close()
