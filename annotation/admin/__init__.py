@@ -58,8 +58,9 @@ class DimensionForm(forms.ModelForm):
     # page scrolled sideways in a laptop's window.
     class Meta:
         model = Dimension
-        fields = ("key", "label", "help_text", "anchor_low", "anchor_high", "order")
-        fields += ("shows_reference",)
+        fields = (
+            "key", "label", "help_text", "anchor_low", "anchor_high", "order", "shows_reference",
+        )  # fmt: skip
         widgets = {
             "key": forms.TextInput(attrs={"size": 9}),
             "label": forms.TextInput(attrs={"size": 12}),

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from quality.commands.io import (
+    add_bootstrap,
     add_out,
     as_option,
     bad_input,
@@ -45,17 +46,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=defaults.model,
         help="the scale's model (default %(default)s)",
     )
-    parser.add_argument(
-        "--bootstrap",
-        type=int,
-        default=defaults.bootstrap,
-        help="rater-bootstrap replicates for the scale's intervals (0: none; default %(default)s)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=defaults.seed,
-        help="seed of the bootstrap (default %(default)s)",
+    add_bootstrap(
+        parser, replicates=defaults.bootstrap, seed=defaults.seed, of="the scale's intervals"
     )
     parser.add_argument(
         "--prior",

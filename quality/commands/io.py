@@ -223,6 +223,20 @@ def add_out(parser: argparse.ArgumentParser, *, writes: str) -> None:
     )
 
 
+def add_bootstrap(parser: argparse.ArgumentParser, *, replicates: int, seed: int, of: str) -> None:
+    """``--bootstrap`` (rater-bootstrap replicates for ``of``) and its ``--seed``, as
+    compare and rank take them."""
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=replicates,
+        help=f"rater-bootstrap replicates for {of} (0: none; default %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=seed, help="seed of the bootstrap (default %(default)s)"
+    )
+
+
 def as_option(exc: Exception) -> str:
     """A settings check's message, which starts with the setting's name (``bootstrap must
     be 0 or more``), with that name written as its option (``--bootstrap must be ...``)."""

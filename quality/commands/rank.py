@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from quality.commands.io import (
+    add_bootstrap,
     add_out,
     as_option,
     bad_input,
@@ -50,17 +51,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="a model's scores, CSV condition,score (higher is better): Recall@K, tau, rho",
     )
     defaults = RankingSettings()
-    parser.add_argument(
-        "--bootstrap",
-        type=int,
-        default=defaults.bootstrap,
-        help="rater-bootstrap replicates for the 95%% intervals (0: none; default %(default)s)",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=defaults.seed,
-        help="seed of the bootstrap (default %(default)s)",
+    add_bootstrap(
+        parser, replicates=defaults.bootstrap, seed=defaults.seed, of="the 95%% intervals"
     )
     parser.add_argument(
         "--no-screen",
