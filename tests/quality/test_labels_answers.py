@@ -150,17 +150,23 @@ def test_missing_columns_are_named():
         encode_answers(answers=pd.DataFrame({"rater_id": [], "item_id": [], "question": []}))
 
 
-def categorical(answers: pd.DataFrame, *, unused: str = "zz") -> pd.DataFrame:
+def categorical(answers: pd.DataFrame, *, unused: str | None = "zz") -> pd.DataFrame:
     """``answers`` with every text column categorical, categories in reverse sorted
-    order plus one no row uses (unlike text, whose codes follow the values)."""
+    order plus one no row uses (unlike text, whose codes follow the values); with
+    ``unused`` None, categories in order of first appearance, every one used (as
+    pyarrow's parser numbers them: the codes are then taken as they are)."""
     answers = answers.copy()
     for name in ANSWER_COLUMNS:
-        categories = sorted(set(answers[name]) | {unused}, reverse=True)
+        if unused is None:
+            categories = list(dict.fromkeys(answers[name]))
+        else:
+            categories = sorted(set(answers[name]) | {unused}, reverse=True)
         answers[name] = pd.Categorical(answers[name], categories=categories)
     return answers
 
 
-def test_categorical_answers_are_encoded_as_their_text_is():
+@pytest.mark.parametrize("unused", ["zz", None], ids=["reordered", "first-appearance"])
+def test_categorical_answers_are_encoded_as_their_text_is(unused):
     # given: the answers as text and as categoricals (read_answers_csv gives these)
     answers = frame(
         [
@@ -172,7 +178,8 @@ def test_categorical_answers_are_encoded_as_their_text_is():
         ]
     )
     # when
-    text, coded = encode_answers(answers=answers), encode_answers(answers=categorical(answers))
+    text = encode_answers(answers=answers)
+    coded = encode_answers(answers=categorical(answers, unused=unused))
     # then: ids in sorted order, questions in order of appearance, the unused left out
     for name in ("raters", "items", "questions", "tags"):
         pd.testing.assert_index_equal(getattr(coded, name), getattr(text, name))

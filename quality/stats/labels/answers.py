@@ -113,14 +113,30 @@ def _category_codes(column: pd.Series, *, sort: bool) -> tuple[np.ndarray, pd.In
     """``_codes`` of a categorical column without missing values, from its codes: only
     the categories used, in order of first appearance, then (when asked) sorted by
     value, as ``pd.factorize`` of the text would number them."""
-    codes, used = pd.factorize(column.cat.codes.to_numpy(), sort=False)
-    uniques = column.cat.categories[used]
+    codes = column.cat.codes.to_numpy()
+    if _numbered_by_first_appearance(codes, len(column.cat.categories)):
+        uniques = column.cat.categories
+    else:
+        codes, used = pd.factorize(codes, sort=False)
+        uniques = column.cat.categories[used]
     if sort:
         order = uniques.argsort()
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         codes, uniques = rank[codes], uniques[order]
     return codes.astype(np.int64, copy=False), pd.Index(uniques, dtype=object)
+
+
+def _numbered_by_first_appearance(codes: np.ndarray, n_categories: int) -> bool:
+    """Whether ``codes`` already number every one of ``n_categories`` categories in order
+    of first appearance (code 0 first, each new code one more than the largest before
+    it): then they are what ``pd.factorize`` would give, without hashing the rows. A
+    dictionary pyarrow builds while reading a file is numbered so (chunks in file order);
+    rows left out after reading (blank lines) can break it, and factorize decides."""
+    if codes.size == 0:
+        return n_categories == 0
+    running = np.maximum.accumulate(codes)
+    return bool(codes[0] == 0 and running[-1] == n_categories - 1 and (np.diff(running) <= 1).all())
 
 
 def _question_kinds(
@@ -199,8 +215,9 @@ def _units(
     keys, unit = key_codes(item * np.int64(n_questions) + question, n_keys=n_keys)
     answer_keys = unit * np.int64(n_raters) + rater
     if keys.size * n_raters <= np.iinfo(np.int32).max:
-        answer_keys = answer_keys.astype(np.int32)  # hashes in half the time
-    if pd.Index(answer_keys).has_duplicates:  # hashing, no sort
+        answer_keys = answer_keys.astype(np.int32)  # sorts in half the time
+    in_order = np.sort(answer_keys)  # numpy's vectorised sort beats hashing these keys
+    if (in_order[1:] == in_order[:-1]).any():
         return None
     return unit, keys // n_questions, keys % n_questions
 
