@@ -97,6 +97,7 @@ RATER_COLUMNS = (
     "live_guard_line_click_flag",
     "sessions_failed_gate",
     "sessions_excluded_by_admin",
+    "sessions_rejected_in_audit",
     "excluded_by_admin",
     "excluded_reason",
 )
@@ -104,35 +105,50 @@ RATER_COLUMNS = (
 
 def rater_statistics(*, study: Study) -> list[dict]:
     """One row per rater who joined or rated: qualification, sessions, answers, golden
-    agreement, flags (pseudonymous ids only); the keys are RATER_COLUMNS."""
+    agreement, flags (pseudonymous ids only); the keys are RATER_COLUMNS.
+
+    ``sessions_finished`` counts the sessions the rater finished, also those excluded
+    afterwards; an excluded session counts under ``sessions_rejected_in_audit`` when a
+    batch audit rejected it, else under ``sessions_excluded_by_admin``."""
     participations = {p.rater_id: p for p in Participation.objects.filter(study=study)}
     assignments: dict[int, list[Assignment]] = {}
     for a in Assignment.objects.filter(session__study=study).order_by("started_at"):
         assignments.setdefault(a.rater_id, []).append(a)
+    rejected = _rejected_in_audit(study=study)
     rows = []
     for rater_id in sorted(set(participations) | set(assignments)):
         p = participations.get(rater_id)
         mine = assignments.get(rater_id, [])
         agreements = [a.golden_agreement for a in mine if a.golden_agreement is not None]
+        excluded = [a.pk for a in mine if a.state == Assignment.State.EXCLUDED]
         rows.append(
             {
                 "rater_id": pseudonym_for(rater_id),
                 "qualification_state": p.qualification_state if p else "",
                 "qualification_share": p.qualification_share if p else None,
                 "sessions_started": len(mine),
-                "sessions_finished": sum(a.state == Assignment.State.FINISHED for a in mine),
+                "sessions_finished": sum(a.finished_at is not None for a in mine),
                 "answers": sum(a.position for a in mine),
                 "golden_agreement_min": min(agreements) if agreements else None,
                 "live_guard_line_click_flag": any(a.flagged_line_clicker for a in mine),
                 "sessions_failed_gate": sum(a.eligible_for_next is False for a in mine),
-                "sessions_excluded_by_admin": sum(
-                    a.state == Assignment.State.EXCLUDED for a in mine
-                ),
+                "sessions_excluded_by_admin": sum(pk not in rejected for pk in excluded),
+                "sessions_rejected_in_audit": sum(pk in rejected for pk in excluded),
                 "excluded_by_admin": p.is_excluded if p else False,
                 "excluded_reason": p.excluded_reason if p else "",
             }
         )
     return rows
+
+
+def _rejected_in_audit(*, study: Study) -> set[int]:
+    """Ids of the study's assignments whose batch an audit rejected (the questionnaire
+    design's audits; such a session is excluded with the audit's reason)."""
+    return set(
+        BatchAudit.objects.filter(
+            assignment__session__study=study, verdict=BatchAudit.Verdict.REJECTED
+        ).values_list("assignment_id", flat=True)
+    )
 
 
 def _username(user) -> str | None:
@@ -173,11 +189,7 @@ def study_exclusions(*, study: Study) -> list[Exclusion]:
         .select_related("session", "excluded_by")
         .order_by("rater_id", "session__index")
     )
-    rejected = set(
-        BatchAudit.objects.filter(
-            assignment__session__study=study, verdict=BatchAudit.Verdict.REJECTED
-        ).values_list("assignment_id", flat=True)
-    )
+    rejected = _rejected_in_audit(study=study)
     for a in sessions.filter(state=Assignment.State.EXCLUDED):
         exclusions.append(
             Exclusion(

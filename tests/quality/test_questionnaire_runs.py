@@ -12,6 +12,7 @@ from django.test import Client
 from annotation.designs.questionnaire import Labels, applicable, questions_of
 from annotation.models import Assignment, Dimension, Stimulus
 from annotation.models.session import pseudonym_for
+from annotation.services.admin_actions import assignment_exclude
 from annotation.services.audits import audit_decide, audit_open
 from frontend.demo.simulate import simulate_raters
 from quality.cli import main as quality_cli
@@ -232,6 +233,34 @@ def test_a_rejected_batch_is_left_out_and_on_record(tiny, audited):
     # and the raw answers keep them, marked
     export = answers_frame(study=tiny.study)
     assert (export["rater_id"] == careless).sum() == 11
+
+
+def test_raters_csv_counts_a_rejected_batch_as_finished_and_rejected_in_audit(tiny, audited):
+    # given: the careless batch rejected in its audit, then a run; and rater c's session
+    # excluded by an admin
+    admin = UserFactory(username="admin", is_staff=True)
+    assignment_exclude(assignment=audited["c"], reason="asked to be removed", by=admin)
+    run = run_now(tiny.study)
+    # when
+    response = staff().get(f"/api/studies/{tiny.study.slug}/exports/raters.csv")
+    # then: the careless rater finished the session; it was rejected, not excluded by
+    # an admin, and the run left it out under the audit's rule
+    rows = pd.read_csv(io.StringIO(b"".join(response.streaming_content).decode()))
+    by_rater = rows.set_index("rater_id")
+    careless = by_rater.loc[pseudonym_for(audited["careless"].rater_id)]
+    assert careless["sessions_finished"] == 1
+    assert careless["sessions_rejected_in_audit"] == 1
+    assert careless["sessions_excluded_by_admin"] == 0
+    assert careless["latest_run_decision"] == "sessions_excluded"
+    assert careless["latest_run_rules"] == "batch_rejected_in_audit"
+    assert careless["latest_run_id"] == run.pk
+    c = by_rater.loc[pseudonym_for(audited["c"].rater_id)]
+    assert (c["sessions_finished"], c["sessions_excluded_by_admin"]) == (1, 1)
+    assert c["sessions_rejected_in_audit"] == 0
+    assert c["latest_run_rules"] == "admin_excluded_session"
+    a = by_rater.loc[pseudonym_for(audited["a"].rater_id)]
+    assert (a["sessions_finished"], a["sessions_rejected_in_audit"]) == (1, 0)
+    assert a["latest_run_decision"] == "kept"
 
 
 def test_the_results_page_shows_alpha_the_ties_and_the_audits(tiny, audited):
