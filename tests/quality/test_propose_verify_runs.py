@@ -19,7 +19,9 @@ from annotation.models.session import pseudonym_for
 from annotation.services.admin_actions import assignment_exclude
 from annotation.services.verify_queue import verify_queue_fill
 from quality.cli import main as quality_cli
-from quality.designs.propose_verify import EXPORTS, ava_lines, verdicts_frame
+from quality.designs.propose_verify import EXPORTS
+from quality.designs.propose_verify_data import verdicts_frame
+from quality.designs.propose_verify_exports import ava_lines
 from quality.services import analysis_run_execute, analysis_run_request
 from tests.annotation.design_fixtures import SMALL_VOCABULARY, Answerer, tiny_propose_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
