@@ -83,15 +83,17 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
             }
         )
+    adaptive = adaptive_summary(study=study)
     return {
         "study": study.slug,
         "assignments": rows,
         # None unless adaptive collection is on (annotation.services.adaptive)
-        "adaptive": adaptive_summary(study=study),
+        "adaptive": adaptive,
         "progress": _progress(
             study,
             figures,
             excluded_sessions={a.pk for a in assignments if a.state == Assignment.State.EXCLUDED},
+            adaptive=adaptive,
         ),
     }
 
@@ -103,17 +105,27 @@ def study_progress(*, study: Study) -> dict:
             session__study=study, state=Assignment.State.EXCLUDED
         ).values_list("pk", flat=True)
     )
-    return _progress(study, _answer_figures(study), excluded_sessions=excluded_sessions)
+    return _progress(
+        study,
+        _answer_figures(study),
+        excluded_sessions=excluded_sessions,
+        adaptive=adaptive_summary(study=study),
+    )
 
 
-def _progress(study: Study, figures: dict[int, dict], *, excluded_sessions: set[int]) -> dict:
+def _progress(
+    study: Study, figures: dict[int, dict], *, excluded_sessions: set[int], adaptive: dict | None
+) -> dict:
     """Progress in the study's items (a video for sliders, a pair for preference, ...)
     that raters can be served: none of a video that failed to transcode, and, where the
     design builds sessions ahead, only those split into a session. The answers of an
     excluded session (one an admin excluded, a questionnaire batch rejected in its audit)
     do not count: its items go to other raters. The target is the design's raters per
     session where it has one (questionnaire: raters per video; propose-then-verify:
-    proposers or verifiers per segment), else the study's target raters per stimulus."""
+    proposers or verifiers per segment), else the study's target raters per stimulus.
+    With adaptive collection on (``adaptive``: its monitor figures) the target is the
+    cap per video and what remains is the ratings the open videos may still take, each
+    up to the cap (``target_is_cap``): an upper bound, as videos settle before it."""
     design = design_of(study)
     servable = Item.objects.filter(study=study, role=Item.Role.STIMULUS).exclude(
         members__stimulus__status=Stimulus.Status.FAILED
@@ -127,12 +139,16 @@ def _progress(study: Study, figures: dict[int, dict], *, excluded_sessions: set[
     sessions = Session.objects.filter(study=study).count()
     target_per_stimulus = design.raters_per_session(study=study) or study.target_raters_per_stimulus
     remaining = max(0, stimuli * target_per_stimulus - answers)
+    if adaptive is not None:
+        target_per_stimulus = adaptive["max_ratings"]
+        remaining = max(0, adaptive["projected_ratings"] - adaptive["ratings_collected"])
     return {
         "stimuli": stimuli,
         "sessions": sessions,
         "answers": answers,
         "answers_per_stimulus": round(answers / stimuli, 2) if stimuli else 0.0,
         "target_per_stimulus": target_per_stimulus,
+        "target_is_cap": adaptive is not None,
         "answers_last_hour": recent,
         "expected_finish": (
             (timezone.now() + timedelta(hours=remaining / recent)).isoformat()

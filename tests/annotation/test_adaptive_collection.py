@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import threading
 import uuid
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from annotation.models import (
     Stimulus,
     Study,
 )
+from annotation.monitor import study_progress
 from annotation.services.adaptive import adaptive_configure, adaptive_review
 from annotation.services.adaptive_summary import adaptive_summary
 from annotation.services.assignments import assignment_start_next
@@ -694,6 +696,31 @@ def test_the_summary_states_the_saving_against_the_fixed_design():
         "fixed design spends 20 (10 each), 10 fewer (50% of those); so far that is 17% of "
         "the 60 the fixed design spends on the study."
     )
+
+
+def test_the_progress_counts_towards_the_cap_and_what_the_open_videos_may_still_take():
+    # given: the study above: cap 10, a and b settled on 5 ratings each, c open with 3,
+    # and 2 answers waiting in an open session; 35 raters wanted per video otherwise
+    tiny = tiny_study()
+    adaptive(tiny, target_half_width=40.0, max_ratings=10)
+    a, b, c = videos(tiny)[:3]
+    rated(tiny.study, {a: [50.0] * 5, b: [60.0] * 5, c: [40.0] * 3})
+    session_of(tiny.study, [(a, 50.0), (c, 50.0)], state=Assignment.State.ACTIVE)
+    adaptive_review(study=tiny.study)
+    # when
+    before = timezone.now()
+    progress = study_progress(study=tiny.study)
+    # then: at most the cap per video; the 4 open videos may take 10 each, less the 3 c
+    # has: 37 more ratings at the last hour's pace (15 answers), not 6 x 35 - 15
+    assert (progress["target_per_stimulus"], progress["target_is_cap"]) == (10, True)
+    assert (progress["answers"], progress["answers_last_hour"]) == (15, 15)
+    finish = datetime.fromisoformat(progress["expected_finish"])
+    expected = before + timedelta(hours=37 / 15)
+    assert abs((finish - expected).total_seconds()) < 60
+    # and without adaptive collection, the study's 35 raters per video
+    adaptive_configure(study=tiny.study, enabled=False)
+    assert study_progress(study=tiny.study)["target_is_cap"] is False
+    assert study_progress(study=tiny.study)["target_per_stimulus"] == 35
 
 
 def test_the_summary_says_plainly_when_it_costs():

@@ -201,7 +201,8 @@ function render(body, options, refresh) {
   // a live region: written only when its words change, so that it is read out then only
   setText(
     document.getElementById("progress"),
-    `${p.answers} answers · ${p.answers_per_stimulus} of ${p.target_per_stimulus} per stimulus · ` +
+    `${p.answers} answers · ${p.answers_per_stimulus} of ` +
+      `${p.target_is_cap ? "at most " : ""}${p.target_per_stimulus} per stimulus · ` +
       `${p.answers_last_hour} in the last hour · expected finish: ` +
       (p.expected_finish ? formatMoment(p.expected_finish) : "–"),
   );
