@@ -75,6 +75,32 @@ def test_the_monitor_shows_a_finished_rater_who_was_excluded(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_monitor_says_why_a_constant_rater_failed_the_golden_gate(
+    live_server, context, page, rater_study
+):
+    # given: a rater who gave every video, golden ones too, the same score: PLCC with the
+    # experts' means is undefined, and the session fails the gate
+    tiny = rater_study(rest_every=0)
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    while item := rater.get(tiny.base + "next/").json()["item"]:
+        response = rater.post(tiny.base + "answers/", answer(item["id"], 50.0), format="json")
+        assert response.status_code == 201
+    assignment = Assignment.objects.get(rater__user=user)
+    assert (assignment.golden_agreement, assignment.eligible_for_next) == (None, False)
+    # when
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{assignment.pk}"]')
+    row.wait_for()
+    # then: the agreement is named undefined (not left blank), and the flag says why
+    assert row.locator("td").nth(6).inner_text() == "undefined"
+    assert row.locator("td").nth(7).inner_text() == (
+        "failed the golden gate (agreement undefined: constant scores, or under 3 golden answers)"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_monitor_shows_why_a_session_was_paused(live_server, context, page, rater_study):
     # given: a session an admin paused, with the reason
     tiny = rater_study(rest_every=0)

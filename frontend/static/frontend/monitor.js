@@ -26,13 +26,23 @@ function stateText(row) {
   return row.state === "on_break" ? `on break (${row.break_seconds_left} s)` : row.state;
 }
 
+// A finished session whose golden agreement is undefined (PLCC of constant scores: the
+// same score for every golden video, as a line clicker gives) failed the gate for that.
+function agreementUndefined(row) {
+  return row.golden_agreement === null && row.eligible_for_next === false;
+}
+
+function undefinedWhy(row) {
+  return agreementUndefined(row) ? " (agreement undefined: constant scores, or under 3 golden answers)" : "";
+}
+
 // The rater's exclusion from the study, which outlives a finished assignment.
 function flagsText(row) {
   const flags = [];
   if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
   else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
   else if (row.state === "paused") flags.push(`paused: ${row.admin_note}`);
-  else if (row.eligible_for_next === false) flags.push("failed the golden gate");
+  else if (row.eligible_for_next === false) flags.push(`failed the golden gate${undefinedWhy(row)}`);
   if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
   return flags.join("; ");
 }
@@ -150,7 +160,11 @@ function cellTexts(row) {
     stateText(row),
     row.seconds_per_stimulus,
     formatAgo(row.last_activity_at),
-    row.golden_agreement === null ? "–" : row.golden_agreement.toFixed(3),
+    agreementUndefined(row)
+      ? "undefined"
+      : row.golden_agreement === null
+        ? "–"
+        : row.golden_agreement.toFixed(3),
     flagsText(row),
     row.stalls,
   ].map((text) => String(text ?? "–"));
