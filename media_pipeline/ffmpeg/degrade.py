@@ -19,8 +19,9 @@ from pathlib import Path
 
 import ffmpeg
 
+from media_pipeline.ffmpeg.demux import libav_path
 from media_pipeline.ffmpeg.errors import MediaError
-from media_pipeline.ffmpeg.probe import libav_path, probe
+from media_pipeline.ffmpeg.probe import probe
 from media_pipeline.ffmpeg.synth import CODECS
 
 KINDS = {"blur": 6.0, "noise": 40.0, "blocks": 8.0}  # kind -> default strength

@@ -6,56 +6,30 @@ each video: that start was most of the pipeline's overhead over a plain ffmpeg r
 (bench/transcode.py). libav's warnings are captured while the file is read, because they
 are what gives a truncated WebM away ("File ended prematurely"). PyAV brings its own,
 newer libav; a file it reads that Debian's ffmpeg then cannot still fails, in the
-transcode, with ffmpeg's own message.
+transcode, with ffmpeg's own message. The read itself is media_pipeline.ffmpeg.demux's;
+this module judges it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from media_pipeline.ffmpeg.display import FIELD_ORDERS, MATRICES, PRIMARIES, RANGES, TRANSFERS
+from media_pipeline.ffmpeg.demux import (
+    IMAGE_FORMATS,
+    TEXT_FORMATS,
+    read_file,
+    too_large,
+)
 from media_pipeline.ffmpeg.errors import CorruptVideo, NotAVideo, TooLarge
 
-if TYPE_CHECKING:
-    from av.container import InputContainer
-    from av.video.stream import VideoStream
-
-# Demuxers of still pictures: libav reports a "video" stream for a PNG or a JPEG too.
-IMAGE_FORMATS = {
-    "image2",
-    "png_pipe",
-    "jpeg_pipe",
-    "webp_pipe",
-    "bmp_pipe",
-    "tiff_pipe",
-    "gif_pipe",
-    "svg_pipe",
-    "jpegxl_pipe",
-    "qoi_pipe",
-}
-# Demuxers of text art (ANSI, BinText, XBin): libav "plays" any .ans, .nfo or .bin file.
-TEXT_FORMATS = {"tty", "bin", "adf", "idf", "xbin"}
 # libav warnings that mean the bytes stop before the container says they should.
 TRUNCATION_MARKERS = ("File ended prematurely", "partial file", "truncated", "moov atom not found")
-# H.264 level 6.2, the highest: a frame of at most 139264 macroblocks of 16x16 (8192x4320
-# is 138240), neither side over sqrt(8 * 139264) = 1055 of them (16880 pixels). A larger
-# frame has no rendition a browser plays; a few KB can declare one (a PNG-in-MOV of
-# 16000x16000 is 32 KB), so it is refused before a frame is decoded.
-MAX_FRAME_MACROBLOCKS = 139264
-MAX_SIDE_MACROBLOCKS = 1055
 TOO_LARGE_REASON = (
     "more than any browser plays (H.264: at most 8192x4320 or as many pixels, 16880 a side)"
 )
-# PyAV's log settings are global to the process: one probe at a time changes them.
-_LOG_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -126,14 +100,6 @@ class ProbeResult:
         return asdict(self)
 
 
-def libav_path(path: Path | str) -> str:
-    """`path` as libav and the ffmpeg command line must be given it: absolute. libav reads
-    a relative name with a colon as a protocol ("concat:a.mp4|b.mp4" reads other files,
-    "x:y.mp4" fails as an unknown protocol), ffmpeg one that starts with a dash as an
-    option ("-out/r.mp4"); an absolute path is always a local file."""
-    return os.path.abspath(path)
-
-
 def display_width(coded_width: int, sar: Fraction) -> int:
     """The stored width shown in square pixels: times the sample aspect ratio, to the
     nearest even number (4:2:0 needs one; halfway rounds up); the height stays as stored,
@@ -143,14 +109,6 @@ def display_width(coded_width: int, sar: Fraction) -> int:
     if abs(coded_width * sar - coded_width) < 1:
         return coded_width
     return max(2, int((coded_width * sar + 1) // 2) * 2)
-
-
-def _too_large(width: int, height: int) -> bool:
-    mb_width, mb_height = -(-width // 16), -(-height // 16)
-    return (
-        mb_width * mb_height > MAX_FRAME_MACROBLOCKS
-        or max(mb_width, mb_height) > MAX_SIDE_MACROBLOCKS
-    )
 
 
 def sha256_file(path: Path | str, *, chunk_size: int = 1 << 20) -> str:
@@ -190,207 +148,6 @@ def _is_animated_webp(path: Path) -> bool:
     )
 
 
-@contextlib.contextmanager
-def _libav_log() -> Iterator[list[str]]:
-    """Collect what libav logs in this thread at warning level or above, as ffprobe's stderr.
-
-    PyAV drops libav's log by default and skips a message equal to the previous one (a
-    second probe of the same broken file would then miss its warning); both settings are
-    changed for the read and restored after it. The list is filled when the block ends.
-    """
-    import av.logging
-
-    messages: list[str] = []
-    with _LOG_LOCK:
-        level, skip_repeated = av.logging.get_level(), av.logging.get_skip_repeated()
-        av.logging.set_level(av.logging.WARNING)
-        av.logging.set_skip_repeated(False)
-        try:
-            with av.logging.Capture() as logs:
-                yield messages
-        finally:
-            av.logging.set_skip_repeated(skip_repeated)
-            av.logging.set_level(level)
-    messages.extend(text for _, _, message in logs if (text := message.strip()))
-
-
-@dataclass
-class _VideoRead:
-    """The first real video stream's fields, named as ffprobe names them."""
-
-    codec_name: str
-    width: int
-    height: int
-    pix_fmt: str
-    nb_frames: int  # what the container's index states, 0 when it states nothing
-    avg_frame_rate: Fraction
-    r_frame_rate: Fraction
-    duration: float | None  # the stream's, else the container's
-    container_duration: bool  # whether `duration` is the container's (no stream's stated)
-    time_base: Fraction | None
-    sar: Fraction  # 1 where the file states none (0:1)
-    start: float  # the video's first frame from the file's start (see ProbeResult)
-    field_order: str = "unknown"
-    color_transfer: str = ""  # "" where the file states none
-    color_primaries: str = ""
-    color_matrix: str = ""
-    color_range: str = ""
-    nb_read_packets: int = 0
-    # Packets a decoder turns into frames: an MP4 edit list marks those it hides "discard".
-    nb_shown_packets: int = 0
-    frame_span: float | None = None  # first to last shown frame, when every packet was read
-    # Whether frame intervals differ by more than the time base's rounding (one tick);
-    # None when not every packet was read.
-    uneven_intervals: bool | None = None
-    rotation: int | None = None  # None: no frame could be decoded
-    read_error: str | None = None
-    decode_error: str | None = None
-
-
-@dataclass
-class _Read:
-    """What one pass over the file gave, before it is judged."""
-
-    error: str | None = None  # libav could not open the file at all
-    container: str = ""
-    too_large: tuple[int, int] | None = None  # the declared size, not read further
-    has_audio: bool = False
-    video: _VideoRead | None = None
-
-
-def _error_text(exc: Exception) -> str:
-    return str(getattr(exc, "strerror", None) or exc)
-
-
-def _video_start(container: InputContainer, stream: VideoStream, first_pts: int | None) -> float:
-    """Seconds from the file's start to the video's first frame that decodes (`first_pts`,
-    else the stream's first timestamp); 0 where they are unknown. ffmpeg reads a file
-    with its earliest stream's first timestamp as 0, so this is where the video starts
-    in the rendition's timeline before it is moved to 0."""
-    import av
-
-    pts = first_pts if first_pts is not None else stream.start_time
-    if pts is None or not stream.time_base or container.start_time is None:
-        return 0.0
-    return max(float(pts * stream.time_base) - container.start_time / av.time_base, 0.0)
-
-
-def _read_video(
-    container: InputContainer, stream: VideoStream, *, count_packets: bool
-) -> _VideoRead:
-    """Read the stream's fields; count its packets if asked; decode its first frame.
-
-    The display rotation is read from the first decoded frame, the only place PyAV shows
-    the container's display matrix; without counting, demuxing stops right after it.
-    """
-    import av
-
-    codec = stream.codec_context
-    duration = None
-    if stream.duration is not None and stream.time_base:
-        duration = float(stream.duration * stream.time_base)
-    elif container.duration:
-        duration = container.duration / av.time_base
-    video = _VideoRead(
-        codec_name=codec.codec.canonical_name,
-        width=codec.width,
-        height=codec.height,
-        pix_fmt=codec.pix_fmt or "",
-        nb_frames=stream.frames,
-        avg_frame_rate=stream.average_rate or Fraction(0),
-        r_frame_rate=stream.base_rate or Fraction(0),
-        duration=duration,
-        container_duration=stream.duration is None or not stream.time_base,
-        time_base=stream.time_base,
-        start=0.0,  # known once the first frame is decoded
-        # The container's ratio where it states one, else the bitstream's: the rule the
-        # ffmpeg command line follows (av_guess_sample_aspect_ratio).
-        sar=stream.sample_aspect_ratio or Fraction(1),
-        field_order=FIELD_ORDERS.get(codec.field_order, "unknown"),
-        color_transfer=TRANSFERS.get(codec.color_trc, ""),
-        color_primaries=PRIMARIES.get(codec.color_primaries, ""),
-        color_matrix=MATRICES.get(codec.colorspace, ""),
-        color_range=RANGES.get(codec.color_range, ""),
-    )
-
-    def decode(packet: av.Packet | None) -> None:
-        try:
-            frames = stream.decode(packet)
-        except av.error.FFmpegError as exc:
-            video.decode_error = _error_text(exc)
-        else:
-            if frames:
-                video.rotation = int(round(frames[0].rotation)) % 360
-                first_pts.append(frames[0].pts)
-
-    def first_frame_done() -> bool:
-        return video.rotation is not None or video.decode_error is not None
-
-    shown_pts: list[int | None] = []
-    first_pts: list[int | None] = []  # the first decoded frame's
-    try:
-        for packet in container.demux(stream):
-            if packet.size == 0:  # PyAV's end-of-stream marker, not a packet of the file
-                continue
-            video.nb_read_packets += 1
-            if not packet.is_discard:
-                shown_pts.append(packet.pts)
-            if not first_frame_done():
-                decode(packet)
-            elif not count_packets:
-                break
-    except av.error.FFmpegError as exc:
-        video.read_error = _error_text(exc)
-    if not first_frame_done():
-        decode(None)  # a decoder with delay (B-frames, threads) may hold the first frame
-    start = first_pts[0] if first_pts else None
-    video.start = _video_start(container, stream, start)
-    if start is not None and None not in shown_pts:
-        # A file cut mid-GOP (an MPEG-TS recording) begins with frames that refer to
-        # frames before the cut: no decoder shows them, the video begins at its first
-        # keyframe (open GOPs' leading B-frames before it are dropped likewise).
-        shown_pts = [pts for pts in shown_pts if pts >= start]
-        skipped = start - stream.start_time if stream.start_time is not None else 0
-        if skipped > 0 and video.duration and not video.container_duration:
-            video.duration = max(video.duration - float(skipped * stream.time_base), 0.0)
-    video.nb_shown_packets = len(shown_pts)
-    if count_packets and shown_pts and None not in shown_pts and video.time_base:
-        shown_pts.sort()
-        video.frame_span = float((shown_pts[-1] - shown_pts[0]) * video.time_base)
-        intervals = [b - a for a, b in zip(shown_pts, shown_pts[1:], strict=False)]
-        video.uneven_intervals = bool(intervals) and max(intervals) - min(intervals) > 1
-    return video
-
-
-def _read(path: Path, *, count_packets: bool) -> tuple[_Read, list[str]]:
-    """One pass over the file, with what libav logged during it."""
-    import av
-
-    read = _Read()
-    with _libav_log() as messages:
-        try:
-            # Tags are never shown to anyone: a badly encoded one must not fail the probe.
-            container = av.open(libav_path(path), metadata_errors="replace")
-        except av.error.FFmpegError as exc:
-            read.error = _error_text(exc)
-        else:
-            with container:
-                read.container = container.format.name
-                read.has_audio = bool(container.streams.audio)
-                video = [
-                    s
-                    for s in container.streams.video
-                    if not s.disposition & av.stream.Disposition.attached_pic
-                ]
-                if video and read.container not in IMAGE_FORMATS | TEXT_FORMATS:
-                    codec = video[0].codec_context
-                    if _too_large(codec.width, codec.height):
-                        read.too_large = (codec.width, codec.height)
-                    else:
-                        read.video = _read_video(container, video[0], count_packets=count_packets)
-    return read, messages
-
-
 def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     """Probe `path` by content; raise `NotAVideo`, `CorruptVideo` or `TooLarge` (frames
     larger than H.264 allows, refused before any is decoded) with an admin's message.
@@ -409,7 +166,7 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
         raise NotAVideo(f"not a video: {name} is not a regular file")
     if path.stat().st_size == 0:
         raise NotAVideo(f"not a video: {name} is empty (0 bytes)")
-    read, warnings = _read(path, count_packets=count_packets)
+    read, warnings = read_file(path, count_packets=count_packets)
     if read.error is not None:
         kind = _container_from_magic(path)
         if kind:
@@ -478,7 +235,7 @@ def probe(path: Path | str, *, count_packets: bool = True) -> ProbeResult:
     width, height = (
         (coded_height, shown_width) if rotation in (90, 270) else (shown_width, coded_height)
     )
-    if _too_large(width, height):  # only where the pixels are wider than they are high
+    if too_large(width, height):  # only where the pixels are wider than they are high
         raise TooLarge(
             f"video too large: {name} is {width}x{height} pixels as shown (stored "
             f"{coded_width}x{coded_height}, its pixels {stream.sar.numerator}:"

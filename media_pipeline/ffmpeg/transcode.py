@@ -60,10 +60,11 @@ from pathlib import Path
 import ffmpeg
 
 from media_pipeline.ffmpeg.build import missing_filters
+from media_pipeline.ffmpeg.demux import libav_path
 from media_pipeline.ffmpeg.display import filters_needed, hdr_kind, shown
 from media_pipeline.ffmpeg.errors import TranscodeFailed
 from media_pipeline.ffmpeg.parts import hold_part, remove_stale_parts
-from media_pipeline.ffmpeg.probe import ProbeResult, libav_path, probe, sha256_file
+from media_pipeline.ffmpeg.probe import ProbeResult, probe, sha256_file
 from media_pipeline.ffmpeg.process import run_ffmpeg
 from media_pipeline.ffmpeg.timeline import Segment, audio_in, cut_of, video_in
 from media_pipeline.ffmpeg.work import check_work, segment_frames

@@ -33,7 +33,7 @@ import av
 import numpy as np
 import torch
 
-from media_pipeline.ffmpeg.probe import IMAGE_FORMATS, TEXT_FORMATS, libav_path
+from media_pipeline.ffmpeg.demux import IMAGE_FORMATS, TEXT_FORMATS, libav_path
 from media_pipeline.metrics.content import FULL_RANGE, LIMITED_RANGE, LumaRange
 from media_pipeline.metrics.registry import FrameSampling
 

@@ -18,14 +18,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.models import Stimulus
-from media_pipeline.ffmpeg import TooLarge, probe, sha256_file, transcode
+from media_pipeline.ffmpeg import TooLarge, demux, probe, sha256_file, transcode
 from media_pipeline.ffmpeg.synth import make_clip
 from media_pipeline.models import ProcessingJob
 from media_pipeline.services.transcode_jobs import transcode_job_run
 from tests.factories import UserFactory, make_study
 
-# The modules, not the functions media_pipeline.ffmpeg exports under the same names.
-probe_module = sys.modules["media_pipeline.ffmpeg.probe"]
+# The module, not the function media_pipeline.ffmpeg exports under the same name.
 transcode_module = sys.modules["media_pipeline.ffmpeg.transcode"]
 
 
@@ -162,7 +161,7 @@ def test_enormous_dimensions_are_refused_before_a_frame_is_decoded(hostile, monk
     def no_decoding(*args, **kwargs):
         raise AssertionError("a frame of a too large video was decoded")
 
-    monkeypatch.setattr(probe_module, "_read_video", no_decoding)
+    monkeypatch.setattr(demux, "_read_video", no_decoding)
     with pytest.raises(TooLarge) as caught:
         probe(hostile["huge.mov"])
     assert str(caught.value) == (
@@ -184,7 +183,7 @@ def test_enormous_dimensions_are_refused_before_a_frame_is_decoded(hostile, monk
     ],
 )
 def test_the_size_limit_is_h264_level_6_2(width, height, refused):
-    assert probe_module._too_large(width, height) is refused
+    assert demux.too_large(width, height) is refused
 
 
 def test_an_upload_of_enormous_dimensions_is_refused_and_nothing_stored(hostile, db):
