@@ -21,6 +21,7 @@ from media_pipeline.ffmpeg import (
     sha256_file,
     transcode,
 )
+from media_pipeline.ffmpeg.rendition_check import reprobe_rendition
 from tests.media_pipeline.conftest import CLIPS
 
 GOOD = [name for name, *_ in CLIPS]
@@ -256,11 +257,11 @@ def assert_untouched(good_output) -> None:
     assert (out / "r.jpg").read_bytes() == poster
 
 
-def test_a_rendition_without_video_fails_saying_so(bad_files, transcode_module):
+def test_a_rendition_without_video_fails_saying_so(bad_files):
     # given: what ffmpeg wrote when not one frame decoded: a file of sound alone
     # when / then
     with pytest.raises(TranscodeFailed) as caught:
-        transcode_module.reprobe_rendition(bad_files["tone.mp4"])
+        reprobe_rendition(bad_files["tone.mp4"])
     assert str(caught.value) == (
         "transcode failed: ffmpeg wrote no video: not one frame of the source (or of its "
         "segment) decoded"
