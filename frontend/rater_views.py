@@ -28,7 +28,7 @@ API_ENDPOINTS = {
 
 
 def rater_strings() -> dict[str, str]:
-    """Every sentence rater.js shows, translated here so that the module holds no text.
+    """Every sentence the page's modules show, translated here so that they hold no text.
 
     `{n}`-style placeholders are filled in by the script.
     """

@@ -72,10 +72,10 @@ def test_the_page_hands_the_api_and_the_strings_to_the_module(client):
 
 
 def test_every_string_the_module_uses_is_provided():
-    """rater.js and the design widgets read text only through t("key"): each key must
-    exist in rater_strings."""
+    """The page's modules (rater*.js) and the design widgets read text only through
+    t("key"): each key must exist in rater_strings."""
     static = ROOT / "frontend/static/frontend"
-    modules = [static / "rater.js", *sorted((static / "widgets").glob("*.js"))]
+    modules = [*sorted(static.glob("rater*.js")), *sorted((static / "widgets").glob("*.js"))]
     source = "\n".join(module.read_text() for module in modules)
     calls = re.findall(r"\bt\(([^()]*)", source)
     used = {key for call in calls for key in re.findall(r'"([a-z_]+)"', call)}
@@ -86,7 +86,7 @@ def test_every_string_the_module_uses_is_provided():
 
 
 def test_every_design_names_its_items_for_a_screen_reader():
-    """rater.js says each new item as `item_<design key>` ("Video 12 of 300"), a key made
+    """rater_item.js says each new item as `item_<design key>` ("Video 12 of 300"), a key made
     at run time that the test above cannot see."""
     strings = rater_strings()
     for key in DESIGNS:

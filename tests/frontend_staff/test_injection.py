@@ -416,13 +416,22 @@ def test_the_pages_scripts_have_no_html_sink():
 # Where each script puts a text somebody else wrote: as textContent (a text node), never
 # as markup. (module, a regular expression that must match the line that shows it)
 TEXT_FIELDS = [
-    ("rater.js", r'field\(section, "instructions"\)\.textContent = state\.study\.instructions'),
-    ("rater.js", r'field\(section, "consent-text"\)\.textContent = state\.study\.consent_text'),
-    ("rater.js", r'\$\("#completion-link"\)\.href = url;'),  # url: safeRedirect's, http(s)
-    ("rater.js", r'return target\.protocol === "https:" \|\| target\.protocol === "http:"'),
-    ("rater.js", r'field\(node, "caption"\)\.textContent = pair\.caption'),
-    ("rater.js", r'field\(node, "explanation"\)\.textContent = pair\.explanation'),
-    ("rater.js", r'field\(node, "prompt"\)\.textContent = exemplar\.prompt'),
+    (
+        "rater_onboarding.js",
+        r'field\(section, "instructions"\)\.textContent = state\.study\.instructions',
+    ),
+    (
+        "rater_onboarding.js",
+        r'field\(section, "consent-text"\)\.textContent = state\.study\.consent_text',
+    ),
+    ("rater_finished.js", r'\$\("#completion-link"\)\.href = url;'),  # url: safeRedirect's, http(s)
+    (
+        "rater_finished.js",
+        r'return target\.protocol === "https:" \|\| target\.protocol === "http:"',
+    ),
+    ("rater_onboarding.js", r'field\(node, "caption"\)\.textContent = pair\.caption'),
+    ("rater_onboarding.js", r'field\(node, "explanation"\)\.textContent = pair\.explanation'),
+    ("rater_onboarding.js", r'field\(node, "prompt"\)\.textContent = exemplar\.prompt'),
     ("rater_controls.js", r'field\(this\.node, "label"\)\.textContent = dimension\.label'),
     ("rater_controls.js", r'field\(this\.node, "help"\)\.textContent = dimension\.help_text'),
     ("rater_controls.js", r'field\(this\.node, "low"\)\.textContent = dimension\.anchor_low'),

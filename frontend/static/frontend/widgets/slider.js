@@ -1,6 +1,6 @@
 // The single-stimulus slider widget (GAIA): one video at its native size, then one
 // slider per dimension in the study's order; the sliders open once the video has played
-// to its end. The page (rater.js) keeps the envelope, the queue and the steps.
+// to its end. The page (rater.js and its modules) keeps the envelope, the queue and the steps.
 
 import { Player, Slider } from "../rater_controls.js";
 
