@@ -441,7 +441,7 @@ TEXT_FIELDS = [
     ("monitor.js", r"rater excluded: \$\{row\.rater_excluded_reason\}"),
     ("results.js", r"status\.textContent = "),
     ("widgets/questionnaire.js", r"if \(text !== undefined\) node\.textContent = text;"),
-    ("widgets/propose_verify.js", r"if \(text !== undefined\) node\.textContent = text;"),
+    ("widgets/propose_verify_dom.js", r"if \(text !== undefined\) node\.textContent = text;"),
 ]
 
 

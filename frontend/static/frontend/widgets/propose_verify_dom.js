@@ -1,0 +1,17 @@
+// The propose-then-verify widget's DOM helpers, shared by the widget and its two stages.
+
+export const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
+
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function button(className, text, onClick) {
+  const node = element("button", className, text);
+  node.type = "button";
+  node.addEventListener("click", onClick);
+  return node;
+}
