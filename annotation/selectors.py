@@ -105,7 +105,7 @@ class RatingPosition:
     length: int
     break_until: datetime | None
     # When the latest answer was given, as the server counts it (or the session's start):
-    # no answer's time counts as earlier (services.assignments.answered_moment).
+    # no answer's time counts as earlier (services.rest_breaks.answered_moment).
     answered_from: datetime | None
     flagged_line_clicker: bool
     answered_before: int  # the rater's answers in the study's earlier sessions

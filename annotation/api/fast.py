@@ -23,7 +23,7 @@ from annotation.dimensions import dimensions_of
 from annotation.errors import ApplicationError
 from annotation.selectors import RatingPosition, rating_position, seconds_until, window_payload
 from annotation.services.answers import check_envelope
-from annotation.services.assignments import slider_submit_current
+from annotation.services.slider_fast_path import slider_submit_current
 
 # DRF's JSON renderer writes compact UTF-8.
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))

@@ -20,7 +20,6 @@ from annotation.selectors import (
     tutorial_payload,
     window_payload,
 )
-from annotation.services.assignments import assignment_start_next
 from annotation.services.participation import (
     access_participation,
     participation_consent,
@@ -32,6 +31,7 @@ from annotation.services.rater_flow import (
     playback_problem_report,
     progress_payload,
 )
+from annotation.services.session_start import assignment_start_next
 
 
 class RaterView(APIView):

@@ -9,7 +9,7 @@ the same sample. The expert marks each sampled video right or wrong with a note;
 batch is accepted when at most c are wrong. A rejected batch keeps its answers, marked
 excluded with the audit's reason (out of every aggregate, quality.selectors), its
 session goes back to the queue (a rejected batch does not count among the session's
-raters, annotation.services.assignments), and its payment is rejected with the reason.
+raters, annotation.services.session_start), and its payment is rejected with the reason.
 
 Concurrency: opening and deciding lock the batch's participation then its assignment
 (the lock order of annotation.services.admin_actions), so two experts deciding at once

@@ -229,7 +229,7 @@ def qualification_item_skip(*, participation: Participation, item: Item, detail:
     attempt is scored when its other items are answered (a test left with none is no
     test: the rater is let through, _no_test_left). Raises as an answer to the item
     would, or Conflict when the attempt has had its share of skips."""
-    from annotation.services.assignments import skips_allowed
+    from annotation.services.session_answers import skips_allowed
 
     noun = design_of(participation.study).item_noun
     with transaction.atomic():

@@ -32,17 +32,13 @@ from annotation.services.answers import (
     parse_uuid,
     values_checked_by_design,
 )
-from annotation.services.assignments import (
-    adaptive_videos_left,
-    session_answer_submit,
-    session_item_skip,
-    sessions_open_to,
-)
 from annotation.services.qualification import (
     qualification_answer_submit,
     qualification_item_skip,
     qualification_progress,
 )
+from annotation.services.session_answers import session_answer_submit, session_item_skip
+from annotation.services.session_start import adaptive_videos_left, sessions_open_to
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from annotation.models import (
     Stimulus,
 )
 from annotation.services.active_pairs import active_pairs_left
-from annotation.services.assignments import assignment_start_next
 from annotation.services.rater_flow import progress_payload
+from annotation.services.session_start import assignment_start_next
 from annotation.services.studies import session_make, study_build_sessions
 from tests.annotation.design_fixtures import Answerer, running_study, tiny_preference_study
 from tests.annotation.rater_fixtures import rater_client

@@ -34,8 +34,8 @@ from annotation.models import (
 from annotation.monitor import study_progress
 from annotation.services.adaptive import adaptive_configure, adaptive_review
 from annotation.services.adaptive_summary import adaptive_summary
-from annotation.services.assignments import assignment_start_next
 from annotation.services.rater_flow import progress_payload
+from annotation.services.session_start import assignment_start_next
 from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence
 from quality.stats.adaptive.group_sequential import GroupSequentialPlan
 from quality.stats.adaptive.stopping import StoppingRule, decide

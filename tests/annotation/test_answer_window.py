@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Participation
 from annotation.selectors import window_span
-from annotation.services.assignments import answered_moment
+from annotation.services.rest_breaks import answered_moment
 from tests.annotation.rater_fixtures import (
     answer,
     consent_and_tutorial,

@@ -405,7 +405,7 @@ def test_two_raters_starting_at_once_never_both_take_a_one_proposer_session():
     # given: one proposer, two verifiers a segment; two qualified raters
     from django.utils import timezone
 
-    from annotation.services.assignments import assignment_start_next
+    from annotation.services.session_start import assignment_start_next
     from tests.factories import RaterFactory
 
     tiny = tiny_propose_study(proposers=1, verifiers=2)

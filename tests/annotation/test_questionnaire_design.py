@@ -498,7 +498,7 @@ def test_two_raters_starting_at_once_never_both_take_the_last_place():
                 format="json",
             )
         users.append(user)
-    from annotation.services.assignments import assignment_start_next
+    from annotation.services.session_start import assignment_start_next
 
     participations = [Participation.objects.get(rater__user=u) for u in users]
     # when

@@ -17,7 +17,7 @@ from annotation.dimensions import dimensions_of
 from annotation.models import Assignment, Item, Stimulus
 from annotation.selectors import rating_position
 from annotation.services.answers import check_envelope
-from annotation.services.assignments import slider_submit_current
+from annotation.services.slider_fast_path import slider_submit_current
 from tests.annotation.rater_fixtures import (
     answer,
     onboard,

@@ -313,12 +313,12 @@ def test_a_small_screen_is_turned_away():
 
 
 def test_a_line_clicker_is_flagged_for_the_admin():
-    from annotation.services import assignments
+    from annotation.services.line_click import LINE_CLICK_WINDOW
 
     tiny = tiny_study(stimuli=40, session_size=40, rest_every=0)
     client, user = rater_client()
     onboard(client, tiny)
-    for _ in range(assignments.LINE_CLICK_WINDOW):
+    for _ in range(LINE_CLICK_WINDOW):
         body = client.get(tiny.base + "next/").json()
         client.post(tiny.base + "answers/", answer(body["item"]["id"], 50.0), format="json")
     assignment = Assignment.objects.get()

@@ -24,7 +24,7 @@ from annotation.models import (
     Payment,
 )
 from annotation.roles import RESEARCHERS_GROUP
-from annotation.services.assignments import assignment_start_next
+from annotation.services.session_start import assignment_start_next
 from tests.annotation.design_fixtures import Answerer, tiny_questionnaire_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.annotation.test_journey import take_test_and_session
