@@ -226,7 +226,7 @@ def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
 
 
 def test_every_editable_design_setting_is_in_its_admin_box():
-    from annotation.admin import DESIGN_INLINES
+    from annotation.admin.study_inlines import DESIGN_INLINES
 
     for inline in DESIGN_INLINES.values():
         if inline.fields is None:  # Django shows every editable field

@@ -1,0 +1,292 @@
+"""The studies' admin: their settings page (with the rater link to give the marketplace),
+list figures, and the actions that split new videos into sessions and import a
+questionnaire's question set."""
+
+from contextvars import ContextVar
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
+from django.db import models, transaction
+from django.db.models import Count, Q
+from django.template.response import TemplateResponse
+
+from annotation.admin.questionnaire import shipped_question_sets, uploaded_question_set
+from annotation.admin.study_inlines import DESIGN_INLINES, DimensionInline
+from annotation.designs.slider import unscored_reference_videos
+from annotation.errors import ApplicationError
+from annotation.models import AdaptiveSettings, Answer, Item, Study
+from annotation.services.adaptive import adaptive_settings_saved
+from annotation.services.question_sets import (
+    QuestionSetError,
+    question_set_apply,
+    read_question_set,
+    template_path,
+)
+from annotation.services.studies import study_build_sessions, study_default_dimensions
+
+# The request a change form is drawn for: a read-only field's method gets only the object,
+# and the admin class is shared by every thread, so it is not kept on `self`.
+_form_request = ContextVar("form_request", default=None)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    actions = ["build_sessions", "import_questions"]
+    list_display = (
+        "name",
+        "slug",
+        "state",
+        "stimulus_count",
+        "processing",
+        "session_count",
+        "created_at",
+    )
+    list_filter = ("state",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = [DimensionInline]
+    # "app.prolific.com/..." typed without a scheme is kept as https (Django 6's default)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def get_inlines(self, request, obj):
+        design = DESIGN_INLINES.get(getattr(obj, "design", ""))
+        return [*self.inlines, design] if design else self.inlines
+
+    def save_related(self, request, form, formsets, change):
+        """A study added here without dimensions gets its design's, as one made through
+        the API or `import_study --create` does (and new defaults when its design changes
+        before any video is imported). A study that asks no question stays a draft. A
+        change to its adaptive collection is acted on as the API's is."""
+        super().save_related(request, form, formsets, change)
+        study = form.instance
+        for formset in formsets:
+            if formset.model is AdaptiveSettings:
+                changed = {name for inline in formset.forms for name in inline.changed_data}
+                if changed:  # as the API's change: re-judged, reviewed on commit
+                    adaptive_settings_saved(study=study, changed=changed)
+        previous = form.initial.get("design") if change and "design" in form.changed_data else None
+        if (not change or previous) and study_default_dimensions(
+            study=study, previous_design=previous
+        ):
+            names = ", ".join(study.dimensions.order_by("order").values_list("label", flat=True))
+            if names:
+                self.message_user(request, f"The design's questions were added: {names}.")
+        if study.state == Study.State.RUNNING and not study.dimensions.exists():
+            # raters would be shown videos with nothing to answer (and "answer" them)
+            Study.objects.filter(pk=study.pk).update(state=Study.State.DRAFT)
+            first = (
+                "import a question set (the Studies action)"
+                if study.design == "questionnaire"
+                else "give it its dimensions"
+            )
+            self.message_user(
+                request,
+                f"{study.name} asks no question yet, so it stays a draft: {first}, then start it.",
+                messages.ERROR,
+            )
+
+    fieldsets = (
+        (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),
+        (
+            "Sessions",
+            {
+                "fields": (
+                    "session_size",
+                    "golden_per_session",
+                    "split_seed",
+                    "rest_every",
+                    "rest_seconds",
+                    "window_size",
+                    "target_raters_per_stimulus",
+                )
+            },
+        ),
+        (
+            "Qualification",
+            {
+                "fields": (
+                    "qualification_size",
+                    "qualification_pass_share",
+                    "qualification_tolerance_sigma",
+                    "qualification_retries",
+                )
+            },
+        ),
+        (
+            "Quality control",
+            {"fields": ("golden_gate_plcc", "keep_failed_gate_sessions", "line_click_share")},
+        ),
+        ("Scale", {"fields": ("slider_min", "slider_max", "slider_step")}),
+        (
+            "Marketplace and payment",
+            {
+                "fields": (
+                    "entry_token",
+                    "rater_link",
+                    "open_to_signed_in",
+                    "completion_url",
+                    "screenout_url",
+                    "payment_per_session",
+                    "payment_currency",
+                    "min_viewport_width",
+                    "min_viewport_height",
+                    "drop_audio",
+                )
+            },
+        ),
+    )
+
+    # Answers already given are on the scale they were given on, and a browser may still
+    # hold unsent ones on it: once a study has any, its scale no longer changes.
+    scale_fields = ("slider_min", "slider_max", "slider_step")
+
+    @admin.display(description="rater link")
+    def rater_link(self, obj):
+        """The whole link to give the marketplace, at the address the admin reached the
+        site by: Prolific puts each participant's ids where the {{%...%}} placeholders
+        are (docs/admins.md)."""
+        if obj is None or not obj.pk:
+            return "(once the study is saved)"
+        path = (
+            f"/r/{obj.slug}/?token={obj.entry_token}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+            "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        )
+        request = _form_request.get()
+        # not build_absolute_uri, which would percent-encode the placeholders' braces
+        return f"{request.scheme}://{request.get_host()}{path}" if request is not None else path
+
+    def changeform_view(self, request, object_id=None, *args, **kwargs):
+        study = self.get_object(request, unquote(object_id)) if object_id else None
+        if (
+            request.method == "GET"
+            and study is not None
+            and study.design == "slider"
+            and self.has_view_or_change_permission(request, study)
+        ):
+            unscored = unscored_reference_videos(study=study)
+            if unscored:
+                names = ", ".join(v.original_name or str(v.public_id) for v in unscored[:5])
+                more = f" and {len(unscored) - 5} more" if len(unscored) > 5 else ""
+                self.message_user(
+                    request,
+                    f"{len(unscored)} golden or qualification video(s) lack the experts' "
+                    f"score of some dimension ({names}{more}): the golden gate and the "
+                    "qualification test leave their answers out until the scores are added "
+                    "(Stimuli, each video's Expert scores).",
+                    messages.WARNING,
+                )
+        token = _form_request.set(request)
+        try:
+            response = super().changeform_view(request, object_id, *args, **kwargs)
+            if isinstance(response, TemplateResponse):
+                response.render()  # the read-only fields are drawn while it is set
+            return response
+        finally:
+            _form_request.reset(token)
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = (*super().get_readonly_fields(request, obj), "rater_link")
+        if obj is not None and Item.objects.filter(study=obj).exists():
+            readonly = (*readonly, "design")  # its items are made: they are of this design
+        if obj is not None and Answer.objects.filter(item__study=obj).exists():
+            return (*readonly, *self.scale_fields)
+        return readonly
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _stimuli=Count("stimuli", distinct=True),
+                _sessions=Count("sessions", distinct=True),
+                _ready=Count("stimuli", filter=Q(stimuli__status="ready"), distinct=True),
+                _failed=Count("stimuli", filter=Q(stimuli__status="failed"), distinct=True),
+            )
+        )
+
+    @admin.display(description="processing")
+    def processing(self, obj):
+        """Videos ready out of all, and how many failed (see Processing jobs for why)."""
+        text = f"{obj._ready}/{obj._stimuli} ready"
+        return f"{text}, {obj._failed} failed" if obj._failed else text
+
+    @admin.display(ordering="_stimuli", description="stimuli")
+    def stimulus_count(self, obj):
+        return obj._stimuli
+
+    @admin.display(ordering="_sessions", description="sessions")
+    def session_count(self, obj):
+        return obj._sessions
+
+    @admin.action(description="Split new stimuli into sessions")
+    def build_sessions(self, request, queryset):
+        """After uploads: the stimuli in no session yet become new sessions (as an import
+        does right away)."""
+        for study in queryset:
+            try:
+                with transaction.atomic():
+                    sessions = study_build_sessions(study=study)
+            except ApplicationError as refused:
+                self.message_user(request, f"{study.name}: {refused.message}", messages.ERROR)
+                continue
+            self.message_user(
+                request,
+                f"{study.name}: {len(sessions)} new session(s)"
+                if sessions
+                else f"{study.name}: every stimulus is already in a session",
+                messages.SUCCESS if sessions else messages.INFO,
+            )
+
+    @admin.action(
+        description="Import a question set (a file, or a shipped template)",
+        permissions=["change"],
+    )
+    def import_questions(self, request, queryset):
+        """A questionnaire study's questions from a YAML or JSON file or a shipped template
+        (annotation/services/question_sets.py), replacing those it has: a page to choose,
+        then the set applied; refused once the study has answers."""
+        studies = list(queryset[:2])
+        if len(studies) != 1 or studies[0].design != "questionnaire":
+            self.message_user(
+                request, "Choose one questionnaire study to import questions into.", messages.ERROR
+            )
+            return None
+        study, error = studies[0], ""
+        if "apply" in request.POST:
+            try:
+                upload = request.FILES.get("question_file")
+                chosen = request.POST.get("template", "")
+                if upload is not None:
+                    question_set = uploaded_question_set(upload)
+                elif chosen in shipped_question_sets():
+                    question_set = read_question_set(template_path(chosen))
+                else:
+                    raise QuestionSetError("choose a shipped template or upload a file")
+                count = question_set_apply(study=study, question_set=question_set)
+            except QuestionSetError as exc:
+                error = str(exc)
+            except ApplicationError as exc:  # the study has answers
+                error = exc.message
+            else:
+                self.message_user(
+                    request,
+                    f"{study.name}: {count} questions from {question_set.name}",
+                    messages.SUCCESS,
+                )
+                return None
+        return TemplateResponse(
+            request,
+            "frontend/staff/question_set_import.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"Import a question set into {study.name}",
+                "opts": self.model._meta,
+                "study": study,
+                "questions": study.dimensions.count(),
+                "templates": shipped_question_sets(),
+                "error": error,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            },
+            status=400 if error else 200,
+        )
