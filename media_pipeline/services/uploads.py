@@ -16,7 +16,7 @@ from annotation.designs.base import ContentVideo
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
 from annotation.models.stimulus import plain_suffix
-from annotation.services.study_import import stored_content_videos
+from annotation.services.study_import_checks import stored_content_videos
 from media_pipeline import ffmpeg
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
