@@ -9,9 +9,10 @@ from django.urls import reverse
 
 from annotation.errors import ApplicationError
 from annotation.models import ExpertScore, Stimulus
+from annotation.services.study_import_rows import LABEL_COLUMNS
 from media_pipeline.models import MetricScore, ProcessingJob
 from media_pipeline.services.transcode_jobs import stimuli_process_again
-from media_pipeline.services.uploads import LABELS, stimulus_upload
+from media_pipeline.services.uploads import stimulus_upload
 
 
 class ExpertScoreInline(admin.TabularInline):
@@ -42,7 +43,7 @@ class StimulusUploadForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
-        labels = {k: data.get(k, "") for k in LABELS}
+        labels = {k: data.get(k, "") for k in LABEL_COLUMNS}
         try:
             self.uploaded = stimulus_upload(
                 study=data["study"], upload=data["source_file"], role=data["role"], labels=labels

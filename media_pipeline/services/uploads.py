@@ -17,21 +17,11 @@ from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Stimulus, Study
 from annotation.models.stimulus import plain_suffix
 from annotation.services.study_import_checks import stored_content_videos
+from annotation.services.study_import_rows import LABEL_COLUMNS
 from media_pipeline import ffmpeg
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
 
 logger = logging.getLogger(__name__)
-
-LABELS = (
-    "prompt",
-    "action",
-    "action_class",
-    "action_subclass",
-    "source_model",
-    "condition",
-    "content",
-    "expected",
-)
 
 
 def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
@@ -105,7 +95,7 @@ def stimulus_upload(
             role=role,
             checksum=checksum,
             original_name=upload.name[:255],
-            **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABELS},
+            **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABEL_COLUMNS},
         )
         upload.seek(0)
         stimulus.source_file.save(f"upload.{plain_suffix(upload.name)}", upload, save=False)
