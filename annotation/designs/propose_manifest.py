@@ -1,6 +1,6 @@
 """Propose-then-verify manifest rows: one person in one segment of a film (its keyframe,
 the person's box and id, the film's id) and, on golden and qualification rows, the
-experts' complete labels; checked at import (annotation/services/study_import.py), the
+experts' complete labels; checked at import (annotation/services/study_import_rows.py), the
 segment's identity naming it among the film's other segments."""
 
 from __future__ import annotations
