@@ -13,6 +13,7 @@ from scipy import special, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.subjective_models import DATA, DATASETS  # noqa: E402
 from quality.stats.adaptive.confidence_sequence import AnytimeConfidenceSequence  # noqa: E402
 from quality.stats.adaptive.group_sequential import GroupSequentialPlan  # noqa: E402
 from quality.stats.adaptive.repeated_t import RepeatedTInterval  # noqa: E402
@@ -24,12 +25,6 @@ from quality.stats.adaptive.stopping import StoppingRule  # noqa: E402
 from quality.stats.adaptive.two_stage import TwoStagePlan  # noqa: E402
 from quality.stats.subjective import fit_mle, read_scores_csv  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "sureal"
-DATASETS = {
-    "NFLX": "NFLX_dataset_public_raw.csv",
-    "VQEGHD3": "VQEGHD3_dataset_raw.csv",
-    "AGH": "quality_variation_2017_agh_tv_dataset.csv",
-}
 FIXED = 35
 FIRST_STAGE = 15  # Stein's first stage (the two-stage plan's min_ratings)
 SD_RANGE = (8.0, 25.0)  # GAIA's per-video SD on the 0-100 slider

@@ -25,19 +25,7 @@ class StimulusUploadForm(forms.ModelForm):
 
     class Meta:
         model = Stimulus
-        fields = [
-            "study",
-            "role",
-            "source_file",
-            "prompt",
-            "action",
-            "action_class",
-            "action_subclass",
-            "source_model",
-            "condition",
-            "content",
-            "expected",
-        ]
+        fields = ["study", "role", "source_file", *LABEL_COLUMNS]
 
     def clean(self):
         data = super().clean()

@@ -3,15 +3,14 @@ their proposers set aside (flagged as inappropriate or with a wrong box by a maj
 
 from django.contrib import admin
 
+from annotation.admin.design_settings import DesignSettingsInline
 from annotation.admin.frozen import FrozenOnceAnswered
 from annotation.designs.propose_study import vocabulary_forget
 from annotation.models import Action, ActionGroup, ProposeVerifySettings, StageLink
 
 
-class ProposeVerifySettingsInline(admin.StackedInline):
+class ProposeVerifySettingsInline(DesignSettingsInline):
     model = ProposeVerifySettings
-    can_delete = False
-    max_num = 1
     readonly_fields = ("vocabulary_source",)
     fieldsets = (
         (None, {"fields": ("proposers_per_item", "verifiers_per_item", "keep_at_least")}),

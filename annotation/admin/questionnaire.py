@@ -11,6 +11,7 @@ from django.contrib import admin
 from django.utils.html import format_html_join
 from django.utils.text import Truncator
 
+from annotation.admin.design_settings import DesignSettingsInline
 from annotation.admin.frozen import FrozenOnceAnswered
 from annotation.designs.questionnaire import CHECKS, questions_forget
 from annotation.errors import ValidationFailed
@@ -61,11 +62,9 @@ class QuestionnaireSettingsForm(forms.ModelForm):
         return cleaned
 
 
-class QuestionnaireSettingsInline(admin.StackedInline):
+class QuestionnaireSettingsInline(DesignSettingsInline):
     model = QuestionnaireSettings
     form = QuestionnaireSettingsForm
-    can_delete = False
-    max_num = 1
     readonly_fields = ("operating_characteristic",)
     fieldsets = (
         (None, {"fields": ("raters_per_video", "method", "keep_share", "source")}),

@@ -4,6 +4,7 @@
 from django import forms
 from django.contrib import admin
 
+from annotation.admin.design_settings import DesignSettingsInline
 from annotation.admin.propose import ProposeVerifySettingsInline
 from annotation.admin.questionnaire import QuestionnaireSettingsInline
 from annotation.models import (
@@ -40,24 +41,18 @@ class DimensionInline(admin.TabularInline):
     extra = 0
 
 
-class PreferenceSettingsInline(admin.StackedInline):
+class PreferenceSettingsInline(DesignSettingsInline):
     model = PreferenceSettings
-    can_delete = False
-    max_num = 1
 
 
-class RankingSettingsInline(admin.StackedInline):
+class RankingSettingsInline(DesignSettingsInline):
     model = RankingSettings
-    can_delete = False
-    max_num = 1
 
 
-class AdaptiveSettingsInline(admin.StackedInline):
+class AdaptiveSettingsInline(DesignSettingsInline):
     """Adaptive collection (single-stimulus studies): docs/admins.md, "Adaptive collection"."""
 
     model = AdaptiveSettings
-    can_delete = False
-    max_num = 1
     fields = (
         "enabled",
         "plan",

@@ -23,6 +23,7 @@ from annotation.services.answers import (
     layout_ids,
     out_of_order,
 )
+from annotation.services.session_answers import skips_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -229,7 +230,6 @@ def qualification_item_skip(*, participation: Participation, item: Item, detail:
     attempt is scored when its other items are answered (a test left with none is no
     test: the rater is let through, _no_test_left). Raises as an answer to the item
     would, or Conflict when the attempt has had its share of skips."""
-    from annotation.services.session_answers import skips_allowed
 
     noun = design_of(participation.study).item_noun
     with transaction.atomic():

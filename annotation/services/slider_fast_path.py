@@ -9,6 +9,7 @@ locked path then decides. PostgreSQL only.
 
 from __future__ import annotations
 
+import json
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -84,8 +85,6 @@ def slider_submit_current(
     session_answer_submit then decides with the row locked what to answer (a repeat, a
     conflict, a refusal).
     """
-    import json
-
     answered = position.position + 1
     if position.current is None or answered >= position.length:
         return None

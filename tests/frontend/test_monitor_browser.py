@@ -22,6 +22,18 @@ def signed_in(context, live_server, user) -> None:
     )
 
 
+def finished_session(tiny) -> tuple[Assignment, object]:
+    """A rater who answered every item of their session with 50 on every slider (golden
+    ones too: a constant rater); their assignment and user."""
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    while item := rater.get(tiny.base + "next/").json()["item"]:
+        assert (
+            rater.post(tiny.base + "answers/", answer(item["id"]), format="json").status_code == 201
+        )
+    return Assignment.objects.get(rater__user=user), user
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_monitor_follows_a_rater_without_reloading(live_server, context, page, rater_study):
     # given: an admin watching a study in which a rater has started
@@ -49,13 +61,7 @@ def test_the_monitor_shows_a_finished_rater_who_was_excluded(
 ):
     # given: a rater who finished their session and was excluded afterwards
     tiny = rater_study(rest_every=0)
-    rater, user = rater_client()
-    onboard(rater, tiny)
-    while item := rater.get(tiny.base + "next/").json()["item"]:
-        assert (
-            rater.post(tiny.base + "answers/", answer(item["id"]), format="json").status_code == 201
-        )
-    assignment = Assignment.objects.get(rater__user=user)
+    assignment, user = finished_session(tiny)
     admin = UserFactory(is_staff=True)
     excluded = participation_exclude(
         participation=Participation.objects.get(rater__user=user), reason="<b>cheat</b>", by=admin
@@ -81,12 +87,7 @@ def test_the_monitor_says_why_a_constant_rater_failed_the_golden_gate(
     # given: a rater who gave every video, golden ones too, the same score: PLCC with the
     # experts' means is undefined, and the session fails the gate
     tiny = rater_study(rest_every=0)
-    rater, user = rater_client()
-    onboard(rater, tiny)
-    while item := rater.get(tiny.base + "next/").json()["item"]:
-        response = rater.post(tiny.base + "answers/", answer(item["id"], 50.0), format="json")
-        assert response.status_code == 201
-    assignment = Assignment.objects.get(rater__user=user)
+    assignment, _ = finished_session(tiny)
     assert (assignment.golden_agreement, assignment.eligible_for_next) == (None, False)
     # when
     signed_in(context, live_server, UserFactory(is_staff=True))
