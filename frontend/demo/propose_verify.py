@@ -10,6 +10,7 @@ A real rater gets the demo's qualification, then whichever stage has room."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -146,9 +147,11 @@ def simulate(study: Study) -> None:
     every = Session.objects.filter(pk__in=[session.pk for session in proposing])
     # Two proposers label every segment, the third only the first session's: the second
     # session's segments wait for one more (real) proposer.
-    if simulate_raters(study=study, profiles=PROPOSERS[:2], values=values, seed=9, sessions=every):
-        simulate_raters(study=study, profiles=PROPOSERS[2:], values=values, seed=11,
-                        sessions=first, first_number=3)  # fmt: skip
+    # The proposers came first, then the verifiers (timed so on the monitor).
+    first_two = dict(sessions=every, ended_ago=timedelta(hours=1))
+    if simulate_raters(study=study, profiles=PROPOSERS[:2], values=values, seed=9, **first_two):
+        third = dict(sessions=first, first_number=3, ended_ago=timedelta(minutes=40))
+        simulate_raters(study=study, profiles=PROPOSERS[2:], values=values, seed=11, **third)
         verify_queues_sweep()  # the tasks run once this commits; here and now instead
     verifying = Session.objects.filter(
         study=study, items__is_golden=False, items__item__dimension__key="verify"

@@ -1,6 +1,7 @@
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db.models import Max, Min
 
 from annotation.designs import DESIGNS
 from annotation.models import (
@@ -15,6 +16,7 @@ from annotation.models import (
     Study,
     TutorialPair,
 )
+from annotation.monitor import study_monitor
 from annotation.services.audits import audit_queue
 from annotation.services.rater_flow import sessions_left
 from frontend.demo.simulate import finished_run
@@ -74,6 +76,16 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
         gates.setdefault(rater, []).append(passed)
     assert any(False in passed for passed in gates.values())  # the line clickers fail it
     assert all(False not in passed[:-1] for passed in gates.values()), gates
+    # the simulated raters are timed as real ones: the monitor shows their pace, and
+    # every answer was shown, answered and received in that order, before the run
+    paced = [row for row in study_monitor(study=study)["assignments"] if row["position"] > 1]
+    assert paced and all(5 <= row["seconds_per_stimulus"] <= 21 for row in paced), paced
+    for demo in Study.objects.all():
+        run_started = AnalysisRun.objects.get(study=demo).started_at
+        for shown, answered, received in Answer.objects.filter(
+            item__study=demo, assignment__isnull=False
+        ).values_list("shown_at", "answered_at", "received_at"):
+            assert shown < answered < received < run_started
     # the GAIA tutorial: a title to read, and the experts' answer to show on every pair
     for pair in TutorialPair.objects.filter(study=study).select_related("dimension"):
         assert pair.label == f"{pair.dimension.label}: an example"
@@ -111,6 +123,11 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
     ).distinct()
     assert verify_sessions.count() == 1
     assert verify_sessions.get().assignments.count() == 3
+    # its verifiers came after its proposers
+    staged = Answer.objects.filter(item__study=segments.first().study, assignment__isnull=False)
+    proposed = staged.filter(item__dimension__key="propose").aggregate(last=Max("received_at"))
+    verified = staged.filter(item__dimension__key="verify").aggregate(first=Min("received_at"))
+    assert proposed["last"] < verified["first"]
     proposer = Participation.objects.create(
         rater=Rater.objects.get(user__username="rater"), study=segments.first().study
     )
