@@ -279,12 +279,8 @@ def measure(repeats: int) -> dict:
     import numpy as np
 
     from annotation.models import Rating
-    from annotation.services.adaptive import (
-        adaptive_configure,
-        adaptive_review,
-        kept_answers,
-        scores_by_video,
-    )
+    from annotation.services.adaptive import adaptive_configure, adaptive_review
+    from annotation.services.adaptive_ratings import kept_answers, scores_by_video
 
     adaptive_configure(study=study, enabled=True)
     ratings = list(

@@ -17,7 +17,8 @@ from annotation.models import (
     Stimulus,
     Study,
 )
-from annotation.services.adaptive import adaptive_settings_of, kept_answers
+from annotation.services.adaptive import adaptive_settings_of
+from annotation.services.adaptive_ratings import kept_answers
 
 SETTLE_REASONS = tuple(SettledStimulus.Reason.values)
 # Regular videos a session: below this, per-session z-scoring makes the Z-scored MOS of

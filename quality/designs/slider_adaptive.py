@@ -17,12 +17,8 @@ import numpy as np
 
 from annotation.models import Item, Rating, SettledStimulus, Study
 from annotation.models.session import pseudonym_for
-from annotation.services.adaptive import (
-    adaptive_settings_of,
-    collection_plan,
-    replay_videos,
-    scores_by_video,
-)
+from annotation.services.adaptive import adaptive_settings_of, collection_plan
+from annotation.services.adaptive_ratings import replay_videos, scores_by_video
 from quality.stats.adaptive.stopping import StoppingRule
 from quality.stats.exclusions import Exclusion, ExclusionIndex
 

@@ -833,7 +833,7 @@ def test_the_demo_switch_turns_it_on_with_the_demo_numbers_once():
 def test_scores_by_video_pivots_answers_in_arrival_order_and_drops_incomplete_ones():
     # given: a study whose dimensions' order is not their ids' order, and ratings rows
     # (answer, video, dimension, score) as the database gives them, ordered by answer
-    from annotation.services.adaptive import scores_by_video
+    from annotation.services.adaptive_ratings import scores_by_video
 
     tiny = tiny_study()
     dims = list(tiny.study.dimensions.order_by("order").values_list("pk", flat=True))
