@@ -7,7 +7,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.designs import design_of
-from annotation.designs.questionnaire import applicable, label_value, option_values, settings_of
+from annotation.designs.questionnaire_answers import label_value
+from annotation.designs.questionnaire_study import applicable, option_values, settings_of
 from annotation.errors import ApplicationError, Conflict
 from annotation.media_urls import media_urls
 from annotation.models import (

@@ -13,7 +13,8 @@ from django.utils.text import Truncator
 
 from annotation.admin.design_settings import DesignSettingsInline
 from annotation.admin.frozen import FrozenOnceAnswered
-from annotation.designs.questionnaire import CHECKS, questions_forget
+from annotation.designs.questionnaire_answers import CHECKS
+from annotation.designs.questionnaire_study import questions_forget
 from annotation.errors import ValidationFailed
 from annotation.models import (
     Answer,

@@ -20,71 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.designs.base import (
-    Design,
-    Gate,
-    QualificationScore,
-    mean_gate,
-    mean_qualification,
-    refuse_nul,
-)
-from annotation.designs.slider import build_items, layout, number_on_scale
+from annotation.designs.base import Design
+from annotation.designs.questionnaire_answers import CHECKS
+from annotation.designs.questionnaire_gates import gate_rule, golden_gate, qualification_score
+from annotation.designs.questionnaire_manifest import check_manifest_extra, store_manifest_extra
+from annotation.designs.questionnaire_study import applicable, questions_of, settings_of
+from annotation.designs.slider import build_items, layout
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
-from annotation.models import (
-    Answer,
-    ExpertLabel,
-    Item,
-    LabelAnswer,
-    LabelTag,
-    Question,
-    QuestionnaireSettings,
-    SessionItem,
-    Stimulus,
-)
-from annotation.study_cache import StudyCache
-from quality.stats.labels.exemplars import INVALID, Tolerances, answer_agrees
-
-TEXT_LIMIT = 2000
-
-
-def settings_of(study) -> QuestionnaireSettings:
-    found, _ = QuestionnaireSettings.objects.get_or_create(study_id=study.pk)
-    return found
-
-
-def _load_questions(study_id: int) -> list[Question]:
-    return list(
-        Question.objects.filter(dimension__study_id=study_id)
-        .select_related("dimension")
-        .order_by("dimension__order")
-    )
-
-
-_CACHE = StudyCache(_load_questions)
-
-
-def questions_of(study_id: int) -> list[Question]:
-    """The study's questions in order (cached in-process for a few seconds, as the
-    dimensions are: they do not change while a study runs)."""
-    return _CACHE.get(study_id)
-
-
-def questions_forget(study_id: int) -> None:
-    _CACHE.forget(study_id)
-
-
-def applicable(video: Stimulus, questions: list[Question]) -> list[Question]:
-    """The questions a video's prompt is about: those its manifest row listed
-    (``asked_questions``), all of them where it listed none."""
-    keys = video.asked_questions
-    if not keys:
-        return list(questions)
-    return [question for question in questions if question.dimension.key in keys]
-
-
-def option_values(question: Question) -> list:
-    return [option["value"] for option in question.options]
+from annotation.models import Item, LabelAnswer, LabelTag, Question, Stimulus
+from quality.stats.labels.exemplars import INVALID
 
 
 def question_payload(question: Question) -> dict:
@@ -125,67 +70,6 @@ def item_payload(*, item: Item, layout: list[Stimulus]) -> dict:
     media = media_entry(video)
     keys = [q.dimension.key for q in applicable(video, questions_of(item.study_id))]
     return {**media, "prompt": video.prompt, "media": [media], "questions": keys}
-
-
-def _score(question: Question, value: object) -> float:
-    return number_on_scale(
-        value,
-        name=f"'{question.dimension.key}'",
-        low=question.scale_min,
-        high=question.scale_max,
-        step=question.scale_step,
-    )
-
-
-def _level(question: Question, value: object) -> object:
-    key = question.dimension.key
-    if value == INVALID:
-        if not question.invalid_option:
-            raise ValidationFailed(f"'{key}' has no \"Invalid question\" option")
-        return INVALID
-    levels = option_values(question)
-    if isinstance(value, bool) or value not in levels:
-        raise ValidationFailed(
-            f"'{key}' must be one of its levels {levels}"
-            + (' or "invalid"' if question.invalid_option else "")
-        )
-    return levels[levels.index(value)]  # the option's own value: 2.0 is stored as 2
-
-
-def _tags(question: Question, value: object) -> list:
-    key = question.dimension.key
-    if not isinstance(value, list):
-        raise ValidationFailed(f"'{key}' needs a list of tags")
-    named = option_values(question)
-    unknown = [tag for tag in value if tag not in named]
-    if unknown:
-        labels = {str(option["label"]).casefold(): option["value"] for option in question.options}
-        meant = labels.get(str(unknown[0]).casefold())
-        hint = f" (that is the label of {meant!r})" if meant is not None else ""
-        raise ValidationFailed(
-            f"'{key}' has no tag {unknown[0]!r}{hint}; its tags: {', '.join(map(str, named))}"
-        )
-    chosen = sorted(set(value), key=named.index)
-    if not question.multiple and len(chosen) > 1:
-        raise ValidationFailed(f"'{key}' takes one tag")
-    return chosen
-
-
-def _comment(question: Question, value: object) -> str:
-    if not isinstance(value, str):
-        raise ValidationFailed(f"'{question.dimension.key}' needs a text")
-    if len(value) > TEXT_LIMIT:
-        raise ValidationFailed(f"'{question.dimension.key}' is longer than {TEXT_LIMIT} characters")
-    refuse_nul(value, what=f"'{question.dimension.key}'")
-    return value.strip()
-
-
-CHECKS = {
-    Question.Kind.SCORE: _score,
-    Question.Kind.ORDINAL: _level,
-    Question.Kind.TAGS: _tags,
-    Question.Kind.COMMENT: _comment,
-}
 
 
 def check_values(*, data: dict, item: Item | None, study) -> Labels:
@@ -233,86 +117,6 @@ def store_values(*, answer, item: Item, layout: list[Stimulus], values: Labels) 
     LabelTag.objects.bulk_create(LabelTag(label=row, tag=tag) for row, tag in tags)
 
 
-def label_value(row: LabelAnswer, kind: str, options: list | None = None) -> object:
-    """A stored answer back in its JSON form (tags in the question's order of
-    `options`, prefetch ``tags``)."""
-    if kind == Question.Kind.TAGS:
-        chosen = {tag.tag for tag in row.tags.all()}
-        return [value for value in options or sorted(chosen) if value in chosen]
-    if kind == Question.Kind.COMMENT:
-        return row.text
-    if row.invalid:
-        return INVALID
-    return row.number
-
-
-def tolerances_of(study) -> Tolerances:
-    chosen = settings_of(study)
-    return Tolerances(chosen.score_tolerance, chosen.ordinal_adjacent, chosen.tags_jaccard)
-
-
-def _agreement_rows(study, answers) -> list[dict]:
-    """Per answered question with an expert answer: the rater's and the experts' answer
-    and whether they agree (comments are never compared)."""
-    questions = {q.dimension_id: q for q in questions_of(study.pk)}
-    tolerances = tolerances_of(study)
-    answers = answers.select_related("item").prefetch_related("labels__tags")
-    expert = {
-        (e.stimulus_id, e.dimension_id): e.value
-        for e in ExpertLabel.objects.filter(
-            stimulus__in=Stimulus.objects.filter(memberships__item__in=answers.values("item"))
-        )
-    }
-    rows = []
-    for answer in answers:
-        for label in answer.labels.all():
-            question = questions.get(label.dimension_id)
-            known = expert.get((label.stimulus_id, label.dimension_id))
-            if question is None or known is None or question.kind == Question.Kind.COMMENT:
-                continue
-            given = label_value(label, question.kind, option_values(question))
-            ordinal = question.kind == Question.Kind.ORDINAL
-            agrees = answer_agrees(
-                kind=question.kind,
-                answer=given,
-                expert=known,
-                levels=[float(v) for v in option_values(question)] if ordinal else (),
-                tolerances=tolerances,
-            )
-            rows.append(
-                {
-                    "item": str(answer.item.public_id),
-                    "question": question.dimension.key,
-                    "answer": given,
-                    "expert": known,
-                    "agrees": agrees,
-                }
-            )
-    return rows
-
-
-def golden_gate(*, study, assignment) -> Gate:
-    golden = SessionItem.objects.filter(session_id=assignment.session_id, is_golden=True)
-    rows = _agreement_rows(
-        study, Answer.objects.filter(assignment=assignment, item__in=golden.values("item_id"))
-    )
-    return mean_gate(rows, key="agrees", pass_share=settings_of(study).golden_pass_share)
-
-
-def qualification_score(*, participation, answers) -> QualificationScore:
-    study = participation.study
-    return mean_qualification(
-        _agreement_rows(study, answers.order_by("id")),
-        key="agrees",
-        pass_share=study.qualification_pass_share,
-    )
-
-
-def gate_rule(*, study) -> str:
-    share = settings_of(study).golden_pass_share
-    return f"at least {share:.0%} of the golden answers agreeing with the experts'"
-
-
 def state_payload(*, study) -> dict:
     return {"questions": [question_payload(q) for q in questions_of(study.pk)]}
 
@@ -338,70 +142,6 @@ def tutorial_payload(*, study) -> dict:
         if answers:
             exemplars.append({"prompt": video.prompt, **media_urls(video), "answers": answers})
     return {"pairs": [], "exemplars": exemplars}
-
-
-def parse_answer_text(question: Question, text: str) -> object:
-    """An answer written as the CLI and the manifest write it (a number, a level or
-    ``invalid``, tags joined by ``|``, a text), checked like a rater's."""
-    kind = question.kind
-    if kind == Question.Kind.COMMENT:
-        return _comment(question, text)
-    if kind == Question.Kind.TAGS:
-        return _tags(question, [tag.strip() for tag in text.split("|") if tag.strip()])
-    if kind == Question.Kind.ORDINAL and text.strip().lower() == INVALID:
-        return _level(question, INVALID)
-    try:
-        number = float(text)
-    except ValueError:
-        raise ValidationFailed(f"'{question.dimension.key}' needs a number, got {text!r}") from None
-    if kind == Question.Kind.ORDINAL:
-        return _level(question, int(number) if number.is_integer() else number)
-    return _score(question, number)
-
-
-def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
-    """`questions`: keys of the study's questions joined by "|"; `<key>_expert`: the
-    experts' answers, only on exemplar (tutorial), golden and qualification rows, and
-    then for every question the video is asked (a comment may be left out)."""
-    by_key = {q.dimension.key: q for q in questions_of(study.pk)}
-    columns = extra.get("columns", {})
-    keys = [key.strip() for key in columns.get("questions", "").split("|") if key.strip()]
-    unknown = [key for key in keys if key not in by_key]
-    if unknown:
-        raise ValueError(f"questions names {unknown[0]!r}, not a question of this study")
-    answers = extra.get("answers", {})
-    answered_roles = (Stimulus.Role.TUTORIAL, Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
-    if answers and role not in answered_roles:
-        raise ValueError(f"a {role} row takes no experts' answers")
-    parsed = {}
-    for key, text in answers.items():
-        if keys and key not in keys:
-            raise ValueError(f"{key}_expert answers a question this video is not asked")
-        try:
-            parsed[key] = parse_answer_text(by_key[key], text)
-        except ValidationFailed as exc:
-            raise ValueError(f"{key}_expert: {exc.message}") from None
-    if role in answered_roles:
-        asked = [q for q in by_key.values() if not keys or q.dimension.key in keys]
-        missing = [
-            q.dimension.key
-            for q in asked
-            if q.kind != Question.Kind.COMMENT and q.dimension.key not in parsed
-        ]
-        if missing:
-            raise ValueError(f"a {role} row needs the experts' answer to {missing[0]!r}")
-    return {
-        "stimulus": {"asked_questions": keys},
-        "answers": parsed,
-        "note": columns.get("note", ""),
-    }
-
-
-def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -> None:
-    ExpertLabel.objects.bulk_create(
-        ExpertLabel(stimulus=stimulus, dimension=dimensions[key], value=value, note=extra["note"])
-        for key, value in extra.get("answers", {}).items()
-    )
 
 
 def raters_per_session(*, study, session=None) -> int:

@@ -26,7 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.designs.base import refuse_nul
-from annotation.designs.questionnaire import settings_of
+from annotation.designs.questionnaire_study import settings_of
 from annotation.errors import Conflict, NotFound, ValidationFailed
 from annotation.models import Assignment, BatchAudit, Item, Payment, SessionItem
 from annotation.services.admin_actions import _locked_participation, assignment_exclude

@@ -28,7 +28,7 @@ import yaml
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotation.designs.questionnaire import questions_forget, settings_of
+from annotation.designs.questionnaire_study import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
 from annotation.models import Answer, Dimension, Question, Study

@@ -107,7 +107,7 @@ def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the questionnaire demo: 12 videos, 2 golden, 2 qualification
     and 2 exemplar videos, VGA-Bench's questions, three raters per video, a plan of
     n = 5, c = 1 for the audits."""
-    from annotation.designs.questionnaire import settings_of
+    from annotation.designs.questionnaire_study import settings_of
     from annotation.services.question_sets import (
         question_set_apply,
         read_question_set,
@@ -157,7 +157,8 @@ def _answer(spec_kind: str, options: list, truth: object, profile: dict, rng) ->
 def simulate(study: Study) -> None:
     """The three simulated raters' answers (each question answered near its true value,
     the careless rater at random), then the simulated expert's two audits."""
-    from annotation.designs.questionnaire import Labels, applicable, questions_of
+    from annotation.designs.questionnaire import Labels
+    from annotation.designs.questionnaire_study import applicable, questions_of
     from frontend.demo.simulate import simulate_raters
 
     specs = _questions()

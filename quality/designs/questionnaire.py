@@ -16,7 +16,7 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from annotation.designs.questionnaire import option_values, settings_of
+from annotation.designs.questionnaire_study import option_values, settings_of
 from annotation.models import (
     Assignment,
     BatchAudit,

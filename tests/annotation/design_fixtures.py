@@ -120,14 +120,14 @@ def tiny_questionnaire_study(*, stimuli: int = 4, **settings) -> TinyStudy:
     """`stimuli` regular videos (the last asked only the score and the tags), two golden,
     two qualification and two exemplar videos with the experts' answers; the small
     question set above, one rater per batch unless `raters_per_video` says otherwise."""
-    from annotation.designs import questionnaire
+    from annotation.designs.questionnaire_study import settings_of as questionnaire_settings
     from annotation.models import ExpertLabel
     from annotation.services.question_sets import question_set_apply, question_set_from
 
     raters = settings.pop("raters_per_video", 1)
     study = running_study(design="questionnaire", **settings)
     question_set_apply(study=study, question_set=question_set_from(SMALL_QUESTIONS))
-    chosen = questionnaire.settings_of(study)
+    chosen = questionnaire_settings(study)
     chosen.raters_per_video = raters
     chosen.save()
     dimensions = {d.key: d for d in study.dimensions.all()}

@@ -15,7 +15,8 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from annotation.designs.questionnaire import CHECKS, questions_forget
+from annotation.designs.questionnaire_answers import CHECKS
+from annotation.designs.questionnaire_study import questions_forget
 from annotation.errors import ValidationFailed
 from annotation.models import (
     Answer,

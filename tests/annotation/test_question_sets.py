@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, ManagementUtility, call_command
 from django.test import Client
 
-from annotation.designs.questionnaire import questions_of, settings_of
+from annotation.designs.questionnaire_study import questions_of, settings_of
 from annotation.errors import Conflict
 from annotation.models import Dimension, ExpertLabel, Question, QuestionnaireSettings
 from annotation.services.question_sets import (

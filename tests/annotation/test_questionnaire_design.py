@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from annotation.designs import DESIGNS
-from annotation.designs.questionnaire import settings_of
+from annotation.designs.questionnaire_study import settings_of
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import (
     Answer,
@@ -142,7 +142,7 @@ def test_a_single_choice_tag_group_takes_one_tag():
     question = tiny.study.dimensions.get(key="light").question
     question.multiple = False
     question.save()
-    from annotation.designs.questionnaire import questions_forget
+    from annotation.designs.questionnaire_study import questions_forget
 
     questions_forget(tiny.study.pk)
     with pytest.raises(ValidationFailed, match="'light' takes one tag"):

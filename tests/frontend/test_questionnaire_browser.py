@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from annotation.designs.questionnaire import questions_forget
+from annotation.designs.questionnaire_study import questions_forget
 from annotation.models import Answer, LabelAnswer, Question, Stimulus
 from tests.annotation.design_fixtures import EXPERT_ANSWERS
 from tests.frontend.rater_browser import (

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from scipy.stats import binom
 
-from annotation.designs.questionnaire import settings_of
+from annotation.designs.questionnaire_study import settings_of
 from annotation.models import (
     Answer,
     Assignment,

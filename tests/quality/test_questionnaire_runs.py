@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from django.test import Client
 
-from annotation.designs.questionnaire import Labels, applicable, questions_of
+from annotation.designs.questionnaire import Labels
+from annotation.designs.questionnaire_study import applicable, questions_of
 from annotation.models import Assignment, Dimension, Stimulus
 from annotation.models.session import pseudonym_for
 from annotation.services.admin_actions import assignment_exclude
@@ -96,7 +97,7 @@ def audited(tiny):
 
 def run_now(study, **settings):
     if settings:
-        from annotation.designs.questionnaire import settings_of
+        from annotation.designs.questionnaire_study import settings_of
 
         chosen = settings_of(study)
         for name, value in settings.items():

@@ -19,7 +19,7 @@ import { Player } from "../rater_controls.js";
 const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
 const INVALID = "invalid";
 const MAX_STEP_BUTTONS = 11; // 0-10: a button per step; a finer scale gets a slider
-const TEXT_LIMIT = 2000; // annotation/designs/questionnaire.py TEXT_LIMIT
+const TEXT_LIMIT = 2000; // annotation/designs/questionnaire_answers.py TEXT_LIMIT
 // A video at most this wide leaves room for the questions beside it (the page is 1100px);
 // a wider one keeps its native size above them.
 const BESIDE_MAX_WIDTH = 640;
