@@ -100,7 +100,7 @@ function updateActions(td, row, options, refresh) {
   if (!same) td.replaceChildren(...buttons);
 }
 
-// Adaptive collection (annotation.services.adaptive.adaptive_summary): the saving against
+// Adaptive collection (annotation.services.adaptive_summary): the saving against
 // the fixed design, in the server's own sentence, and the widest intervals left.
 function figure(list, term, value) {
   const dt = document.createElement("dt");
