@@ -29,8 +29,9 @@ from quality.stats.srcc_curve import dense_sums, dimension_stream, srcc_curve
 from quality.stats.zscore import zscores
 
 # Bump when a change to this package changes any number or name a stored run holds
-# (1.1: interval columns ci95_*_raw, exact MOS ends, per-metric n, oriented pairs).
-ANALYSIS_VERSION = "quality.stats/1.1"
+# (1.1: interval columns ci95_*_raw, exact MOS ends, per-metric n, oriented pairs;
+# 1.2: PLCC's logistic mapping only where its AICc beats the line's).
+ANALYSIS_VERSION = "quality.stats/1.2"
 
 
 @dataclass(frozen=True)

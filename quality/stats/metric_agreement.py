@@ -4,8 +4,12 @@
 - PLCC after the four-parameter logistic mapping recommended by VQEG (2000),
   f(x) = (b1 - b2) / (1 + exp(-(x - b3) / |b4|)) + b2, fitted by least squares on the
   standardised metric values (so a metric in units of 1e-6 fits like one in units of 1).
-  When the fit fails, or leaves a larger residual sum of squares than the least-squares
-  line, the line is the mapping instead; PLCC is then never below |Pearson r|.
+  The curve is the mapping only when it is worth its two extra parameters: when its
+  corrected Akaike criterion (AICc, Hurvich & Tsai 1989) is no larger than the
+  least-squares line's. Otherwise (the fit fails, fits worse, or only bends to a lone
+  outlier, which four free parameters do at a few dozen stimuli) the line is the
+  mapping; PLCC is never below |Pearson r|. At thousands of stimuli the criterion asks
+  next to nothing of the curve, which is then VQEG's mapping.
 - 95% intervals: percentile bootstrap over stimuli (seeded), the mapping held fixed.
 - Coverage: each (metric, target) row uses the stimuli that have both (its ``n``), so a
   metric scored on part of the study is judged on that part and no other metric loses
@@ -87,10 +91,26 @@ def fit_logistic(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     return mapped if np.isfinite(mapped).all() and mapped[3] > 0 else None
 
 
+def aicc(rss: float, *, n: int, k: int) -> float:
+    """The corrected Akaike information criterion of a least-squares fit with k
+    parameters (the error variance among them) to n points with residual sum of squares
+    ``rss`` (Hurvich & Tsai 1989): n ln(rss / n) + 2k + 2k(k + 1) / (n - k - 1), up to a
+    constant shared by every model of the same points; inf when n <= k + 1 (too few
+    points to judge k parameters), -inf for a perfect fit."""
+    if n <= k + 1:
+        return np.inf
+    with np.errstate(divide="ignore"):
+        fit = n * np.log(rss / n)
+    return float(fit + 2 * k + 2 * k * (k + 1) / (n - k - 1))
+
+
+LINE_PARAMETERS, LOGISTIC_PARAMETERS = 3, 5  # each with the error variance
+
+
 def map_to_mos(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The metric values x mapped onto the MOS scale of y before PLCC: the fitted
-    logistic4 when there is a fit whose residual sum of squares is at most that of the
-    least-squares line, otherwise that line (constant y.mean() when x is constant)."""
+    logistic4 when there is a fit whose AICc is at most the least-squares line's (see
+    the module docstring), otherwise that line (constant y.mean() when x is constant)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     scale = x.std()
@@ -102,9 +122,13 @@ def map_to_mos(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if params is None:
         return line
     curve = logistic4(x, *params)
-    if np.isfinite(curve).all() and np.sum((y - curve) ** 2) <= np.sum((y - line) ** 2):
-        return curve
-    return line
+    if not np.isfinite(curve).all():
+        return line
+    n = y.size
+    worth = aicc(np.sum((y - curve) ** 2), n=n, k=LOGISTIC_PARAMETERS) <= aicc(
+        np.sum((y - line) ** 2), n=n, k=LINE_PARAMETERS
+    )
+    return curve if worth else line
 
 
 def pearson(a: np.ndarray, b: np.ndarray) -> float:

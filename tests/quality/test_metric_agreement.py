@@ -16,10 +16,19 @@ from quality.stats.metric_agreement import (
 RNG = np.random.default_rng(1)
 
 
+def oracle_aicc(residuals: np.ndarray, parameters: int) -> float:
+    """AICc from the Gaussian log-likelihood at the maximum-likelihood variance (scipy's
+    norm.logpdf): -2 log L + 2k + 2k(k + 1) / (n - k - 1) (Hurvich & Tsai 1989)."""
+    n, k = residuals.size, parameters
+    log_likelihood = stats.norm.logpdf(residuals, scale=np.sqrt(np.mean(residuals**2))).sum()
+    return -2 * log_likelihood + 2 * k + 2 * k * (k + 1) / (n - k - 1)
+
+
 def oracle_plcc(x: np.ndarray, y: np.ndarray) -> float:
     """The documented PLCC from scipy's own pieces: a four-parameter logistic fitted by
     curve_fit (its default Levenberg-Marquardt) on standardised x, unless the
-    least-squares line (linregress) leaves a smaller residual; then pearsonr."""
+    least-squares line (linregress) has the smaller AICc (the curve's four parameters
+    and the line's two, each with the error variance); then pearsonr."""
     z = (x - x.mean()) / x.std()
     fit = stats.linregress(z, y)
     best = fit.intercept + fit.slope * z
@@ -34,7 +43,7 @@ def oracle_plcc(x: np.ndarray, y: np.ndarray) -> float:
         params, _ = optimize.curve_fit(curve, z, y, p0=start, maxfev=5000)
     except RuntimeError:
         params = None
-    if params is not None and ((y - curve(z, *params)) ** 2).sum() <= ((y - best) ** 2).sum():
+    if params is not None and oracle_aicc(y - curve(z, *params), 5) <= oracle_aicc(y - best, 3):
         best = curve(z, *params)
     return float(stats.pearsonr(best, y).statistic)
 
@@ -63,6 +72,32 @@ def test_logistic_mapping_recovers_a_logistic_relation():
     y = logistic4(x, 90.0, 10.0, 0.5, 0.8)
     params = fit_logistic(x, y)
     np.testing.assert_allclose(logistic4(x, *params), y, atol=1e-4)
+
+
+def test_aicc_is_the_gaussian_likelihood_criterion():
+    residuals = RNG.normal(0, 7, 30)
+    for k in (3, 5):
+        # aicc drops the constant n (ln 2 pi + 1) that every model of the points shares
+        constant = residuals.size * (np.log(2 * np.pi) + 1)
+        assert metric_agreement.aicc(
+            (residuals**2).sum(), n=residuals.size, k=k
+        ) + constant == pytest.approx(oracle_aicc(residuals, k), abs=1e-9)
+    assert metric_agreement.aicc(1.0, n=6, k=5) == np.inf  # too few points for k
+
+
+def test_a_curve_that_only_bends_to_one_outlier_is_not_the_mapping():
+    # given: a metric unrelated to MOS at 24 stimuli, but for one extreme stimulus (the
+    # demo's contrast against completeness): the logistic turns into a step through it
+    rng = np.random.default_rng(5)
+    x = np.append(rng.normal(66, 0.4, 23), 67.5)
+    mos = np.append(rng.uniform(30, 90, 23), 25.0)
+    curve = logistic4(x, *fit_logistic(x, mos))
+    line = np.polyval(np.polyfit(x, mos, 1), x)
+    assert ((mos - curve) ** 2).sum() < ((mos - line) ** 2).sum()  # the step fits better
+    # when / then: it is not worth its parameters; PLCC is the line's, |Pearson r|
+    assert plcc_of(x, mos) == pytest.approx(abs(stats.pearsonr(x, mos).statistic), abs=1e-12)
+    assert plcc_of(x, mos) == pytest.approx(oracle_plcc(x, mos), abs=1e-9)
+    assert stats.pearsonr(curve, mos).statistic > plcc_of(x, mos) + 0.3  # the step's PLCC
 
 
 def test_benchmark_matches_scipy_and_is_seeded():
@@ -144,6 +179,7 @@ def test_plcc_does_not_depend_on_the_metrics_units(seed):
     z = rng.normal(size=60)
     mos = 50 + 30 * np.tanh(1.5 * z) + rng.normal(0, 5, 60)
     expected = oracle_plcc(z, mos)
+    assert expected > abs(stats.pearsonr(z, mos).statistic) + 0.01  # the curve maps it
     for scale in (1e-6, 1.0, 1e6):
         assert plcc_of(z * scale + 3 * scale, mos) == pytest.approx(expected, abs=1e-9)
 
