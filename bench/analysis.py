@@ -2,10 +2,16 @@
 
     .venv/bin/python bench/analysis.py            # GAIA scale (9,180 videos, ~960k ratings)
     .venv/bin/python bench/analysis.py --quick    # 1,800 videos, 20 raters
+    .venv/bin/python bench/analysis.py --raters 3000   # crowdsourced: as many ratings,
+                                                       # 3,000 raters of ~1 session each
 
 A synthetic study with GAIA's shape: 9,180 videos in 31 sessions (30 x 300 + 180), 54
 raters, each session rated by 35 of them on 3 dimensions (0-100 sliders, step 1), with a
-few planted line clickers. Then, in the same run:
+few planted line clickers. ``--raters N`` gives the crowdsourced shape instead: the same
+9,180 videos in sessions of 107, each session rated by 35 of N raters drawn anew per
+session (at 3,000, each rater rates about one session: 107 videos, and the SRCC curve has
+group sizes up to ~1,500, on the grid of ``srcc_curve.group_sizes``). Then, in the same
+run:
 
 (a) the CLI, ``python -m quality analyze ratings.csv --out DIR --draws 100``, in a
     subprocess: wall time (CSV parsing and interpreter start included) and peak memory
@@ -13,10 +19,16 @@ few planted line clickers. Then, in the same run:
 (b) a reference written the obvious way: pandas groupby for line clickers, z-scores and
     MOS; ``krippendorff.alpha`` per dimension on the (rater x video) matrix; for the SRCC
     curve, for every draw each group's MOS by a pandas groupby of its raters' ratings and
-    ``scipy.stats.spearmanr``. The reference curve runs only the first ``--reference-draws``
-    draws per group size (same permutations as the project code, see
-    ``quality.stats.srcc_curve.rater_permutations``); its time is extrapolated linearly to
-    ``draws`` and the project's curve is recomputed with that many draws to compare.
+    ``scipy.stats.spearmanr``, at the project's group sizes. The reference curve runs only
+    the first ``--reference-draws`` draws per group size (same permutations as the project
+    code, see ``quality.stats.srcc_curve.rater_permutations``); its time is extrapolated
+    linearly to ``draws`` and the project's curve is recomputed with that many draws to
+    compare. (With ``--raters``, alpha's reference gives the package per-video value
+    counts: its (rater x video) input would make a raters x videos x values array.)
+(c) the curve as the project computed it before its grid (``bench/previous_srcc_curve``:
+    every n, dense (rater x video) matrices) with ``--previous-draws`` draws (default:
+    ``draws``; with ``--raters``, 7: one block of draws at 9,180 videos), extrapolated to
+    ``draws``; its points at the grid's sizes are checked equal.
 
 Everything is checked equal (1e-9), ratios are printed, and the last line is one JSON
 object of the figures. Targets: CLI under 10 s, >= 5x faster than the reference, alpha
@@ -40,10 +52,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.previous_srcc_curve import dense_sums, previous_srcc_curve  # noqa: E402
 from quality.stats.analysis import AnalysisSettings, run_analysis  # noqa: E402
 from quality.stats.srcc_curve import (  # noqa: E402
-    dense_sums,
     dimension_stream,
+    group_sizes,
     rater_permutations,
     srcc_curve,
 )
@@ -123,15 +136,18 @@ def reference_mos(kept: pd.DataFrame, confidence: float) -> pd.DataFrame:
     return out
 
 
-def reference_alpha(kept: pd.DataFrame) -> dict[str, float]:
+def reference_alpha(kept: pd.DataFrame, *, value_counts: bool = False) -> dict[str, float]:
     import krippendorff
 
     alpha = {}
     for dimension, part in kept.groupby("dimension"):
-        matrix = part.pivot(index="rater_id", columns="video_id", values="score").to_numpy()
-        alpha[dimension] = float(
-            krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
-        )
+        if value_counts:  # many raters: (video x value) counts instead of (rater x video)
+            counts = pd.crosstab(part["video_id"], part["score"])
+            options = dict(value_counts=counts.to_numpy(), value_domain=counts.columns.to_numpy())
+        else:
+            matrix = part.pivot(index="rater_id", columns="video_id", values="score")
+            options = dict(reliability_data=matrix.to_numpy())
+        alpha[dimension] = float(krippendorff.alpha(**options, level_of_measurement="interval"))
     return alpha
 
 
@@ -146,7 +162,7 @@ def reference_srcc(kept: pd.DataFrame, *, draws: int, seed: int, dimensions: lis
         raters = np.unique(part["rater_id"].to_numpy())
         perm = rater_permutations(n_raters=raters.size, draws=draws, seed=seed, stream=stream)
         result[dimension] = {}
-        for n in range(1, raters.size // 2 + 1):
+        for n in group_sizes(raters.size // 2):
             values = []
             for p in perm:
                 mos_a = part[part["rater_id"].isin(raters[p[0 : 2 * n : 2]])].groupby("video_id")
@@ -163,6 +179,32 @@ def reference_srcc(kept: pd.DataFrame, *, draws: int, seed: int, dimensions: lis
 # --------------------------------------------------------------------------- run
 
 
+def _dimension_codes(kept: pd.DataFrame, dimension: str) -> dict:
+    """srcc_curve's rating arguments for one dimension of the long table."""
+    part = kept[kept["dimension"] == dimension]
+    raters, rater = np.unique(part["rater_id"].to_numpy(), return_inverse=True)
+    videos, video = np.unique(part["video_id"].to_numpy(), return_inverse=True)
+    score = part["score"].to_numpy(float)
+    return dict(rater=rater, video=video, score=score, n_raters=raters.size, n_videos=videos.size)
+
+
+def previous_curves(kept: pd.DataFrame, *, draws: int, seed: int) -> tuple[dict, float, float]:
+    """The every-n dense curve per dimension, its time (the dense matrices included, the
+    coding of ids not) and the largest pair of dense matrices in MB."""
+    curves, seconds, largest = {}, 0.0, 0.0
+    for dimension in DIMENSIONS:
+        codes = _dimension_codes(kept, dimension)
+        clock = time.perf_counter()
+        sums, counts = dense_sums(**codes)
+        curves[dimension] = previous_srcc_curve(
+            sums=sums, counts=counts, draws=draws, seed=seed, stream=dimension_stream(dimension)
+        )
+        seconds += time.perf_counter() - clock
+        largest = max(largest, (sums.nbytes + counts.nbytes) / 2**20)
+        del sums, counts
+    return curves, seconds, largest
+
+
 def _close(a, b, tol=1e-9) -> bool:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=0, atol=tol, equal_nan=True))
@@ -173,10 +215,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--reference-draws", type=int, default=None)
+    parser.add_argument("--raters", type=int, default=None, help="crowdsourced shape")
+    parser.add_argument("--previous-draws", type=int, default=None)
     args = parser.parse_args()
     if args.quick:
         shape = dict(n_videos=1800, n_raters=20, session_size=300, raters_per_session=12)
         ref_draws = args.reference_draws or 5
+    elif args.raters:
+        shape = dict(n_videos=9180, n_raters=args.raters, session_size=107, raters_per_session=35)
+        ref_draws = args.reference_draws or 2
     else:
         shape = dict(n_videos=9180, n_raters=54, session_size=300, raters_per_session=35)
         ref_draws = args.reference_draws or 2
@@ -214,7 +261,7 @@ def main() -> None:
     ref_mos = reference_mos(kept, settings.confidence)
     ref_t["mos"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    ref_alpha = reference_alpha(kept)
+    ref_alpha = reference_alpha(kept, value_counts=bool(args.raters))
     ref_t["alpha"] = time.perf_counter() - clock
     clock = time.perf_counter()
     ref_srcc = reference_srcc(
@@ -229,6 +276,23 @@ def main() -> None:
         f"{ref_t['srcc_curve_measured']:.1f} s for {ref_draws} draws -> "
         f"{ref_t['srcc_curve']:.0f} s extrapolated to {args.draws})"
     )
+    previous_draws = args.previous_draws or (min(7, args.draws) if args.raters else args.draws)
+    previous, previous_measured_s, previous_mb = previous_curves(
+        kept, draws=previous_draws, seed=settings.seed
+    )
+    previous_s = previous_measured_s * args.draws / previous_draws
+    srcc_s = result.timings["srcc_curve"]
+    print(
+        f"(c) previous every-n dense curve: {previous_measured_s:.1f} s for {previous_draws} draws "
+        f"-> {previous_s:.1f} s extrapolated to {args.draws}, dense matrices up to "
+        f"{previous_mb:.0f} MB per dimension"
+    )
+    print(
+        f"    SRCC curve: {srcc_s:.2f} s at {args.draws} draws, "
+        f"{ref_t['srcc_curve'] / srcc_s:.0f}x the reference, {previous_s / srcc_s:.1f}x "
+        f"the previous; sizes per dimension "
+        f"{[len(result.srcc_curve[d]) for d in DIMENSIONS]}"
+    )
 
     # identical?
     checks = {"line_clickers": set(summary["line_clickers"]) == clickers}
@@ -242,22 +306,24 @@ def main() -> None:
     srcc_ok = True
     for dimension in DIMENSIONS:
         stream = dimension_stream(dimension)
-        part = kept[kept["dimension"] == dimension]
-        raters, rater = np.unique(part["rater_id"].to_numpy(), return_inverse=True)
-        videos, video = np.unique(part["video_id"].to_numpy(), return_inverse=True)
-        sums, counts = dense_sums(
-            rater=rater,
-            video=video,
-            score=part["score"].to_numpy(float),
-            n_raters=raters.size,
-            n_videos=videos.size,
-        )
         mine = srcc_curve(
-            sums=sums, counts=counts, draws=ref_draws, seed=settings.seed, stream=stream
+            **_dimension_codes(kept, dimension), draws=ref_draws, seed=settings.seed, stream=stream
         )
+        srcc_ok &= list(mine) == list(ref_srcc[dimension])
         for n, values in ref_srcc[dimension].items():
             srcc_ok &= mine[n]["draws"] == len(values)
-            srcc_ok &= math.isclose(mine[n]["mean"], float(np.mean(values)), abs_tol=1e-9)
+            expected = float(np.mean(values)) if values else math.nan  # no defined draw
+            srcc_ok &= _close(mine[n]["mean"], expected)
+        again = srcc_curve(
+            **_dimension_codes(kept, dimension),
+            draws=previous_draws,
+            seed=settings.seed,
+            stream=stream,
+        )
+        srcc_ok &= all(
+            _close(list(previous[dimension][n].values()), list(point.values()), 0)
+            for n, point in again.items()
+        )
     checks["srcc_curve"] = bool(srcc_ok)
     identical = all(checks.values())
     print("checks:", "all identical" if identical else {k: v for k, v in checks.items() if not v})
@@ -266,11 +332,13 @@ def main() -> None:
     figures = {
         "bench": "analysis",
         "quick": args.quick,
+        "crowd": bool(args.raters),
         "ratings": len(ratings),
         "videos": shape["n_videos"],
         "raters": shape["n_raters"],
         "draws": args.draws,
         "reference_draws": ref_draws,
+        "previous_draws": previous_draws,
         "cli_s": round(cli_s, 3),
         "cli_peak_mb": round(cli_peak_mb, 1),
         "run_analysis_s": round(sum(result.timings.values()), 3),
@@ -279,6 +347,13 @@ def main() -> None:
         "reference_steps_s": {k: round(v, 3) for k, v in ref_t.items()},
         "speedup_cli_vs_reference": round(reference_s / cli_s, 1),
         "speedup_alpha_vs_package": round(ref_t["alpha"] / alpha_s, 1),
+        "srcc_curve_s": round(srcc_s, 3),
+        "srcc_sizes": {d: len(result.srcc_curve[d]) for d in DIMENSIONS},
+        "previous_srcc_curve_s": round(previous_s, 1),
+        "previous_srcc_curve_measured_s": round(previous_measured_s, 2),
+        "previous_dense_mb": round(previous_mb, 1),
+        "speedup_srcc_vs_reference": round(ref_t["srcc_curve"] / srcc_s, 1),
+        "speedup_srcc_vs_previous": round(previous_s / srcc_s, 1),
         "line_clickers": sorted(clickers),
         "alpha": {d: round(v, 6) for d, v in summary["alpha"].items()},
         "srcc_at_max_n": {

@@ -25,12 +25,13 @@ from quality.stats.mos import MOS_COLUMNS, all_combined, mos_table
 from quality.stats.ratings import RatingsTable, encode_ratings
 from quality.stats.reliability import krippendorff_alpha_interval
 from quality.stats.screening import LINE_CLICKER_REASON, RaterExclusion, line_clickers
-from quality.stats.srcc_curve import dense_sums, dimension_stream, srcc_curve
+from quality.stats.srcc_curve import dimension_stream, srcc_curve
 from quality.stats.zscore import zscores
 
 # Bump when a change to this package changes any number or name a stored run holds
 # (1.1: interval columns ci95_*_raw, exact MOS ends, per-metric n, oriented pairs;
-# 1.2: PLCC's logistic mapping only where its AICc beats the line's).
+# 1.2: PLCC's logistic mapping only where its AICc beats the line's; the SRCC curve on a
+# grid of group sizes past 30).
 ANALYSIS_VERSION = "quality.stats/1.2"
 
 
@@ -42,7 +43,8 @@ class AnalysisSettings:
         their ratings is excluded (1.0: rule off).
     slider_step: scores are rounded to this step before counting identical ratings.
     draws: bootstrap draws per group size of the SRCC curve; seed: their seed.
-    srcc_max_n: largest group size of the curve (None: half the raters).
+    srcc_max_n: largest group size of the curve (None: half the raters); the sizes are
+        every n up to 30, then about 10% apart (``srcc_curve.group_sizes``).
     confidence: level of the MOS confidence intervals and the SRCC percentile intervals.
     """
 
@@ -117,19 +119,15 @@ def _dimension_curves(
         rows = kept.dimension == d
         if not rows.any():
             continue
-        # Compact codes: only the raters and videos of this dimension span the matrix.
+        # Compact codes: the curve sees only the raters and videos of this dimension.
         raters, rater = np.unique(kept.rater[rows], return_inverse=True)
         videos, video = np.unique(kept.video[rows], return_inverse=True)
-        sums, counts = dense_sums(
+        curves[str(name)] = srcc_curve(
             rater=rater.ravel(),
             video=video.ravel(),
             score=kept.score[rows],
             n_raters=raters.size,
             n_videos=videos.size,
-        )
-        curves[str(name)] = srcc_curve(
-            sums=sums,
-            counts=counts,
             draws=settings.draws,
             seed=settings.seed,
             stream=dimension_stream(name),

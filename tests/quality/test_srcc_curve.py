@@ -1,29 +1,32 @@
-"""Bootstrapped SRCC curve against scipy.stats.spearmanr in a loop over the same draws."""
+"""Bootstrapped SRCC curve against scipy.stats.spearmanr in a loop over the same draws,
+and its grid of group sizes."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from quality.stats.srcc_curve import (
-    dense_sums,
     dimension_stream,
+    group_sizes,
     rater_permutations,
     srcc_curve,
 )
 from tests.quality.synthetic import study
 
 
-def _matrices(frame):
+def _curve(frame, **options):
+    """srcc_curve of the frame's ratings; returns the sorted rater ids and the curve."""
     raters, rater = np.unique(frame["rater_id"].to_numpy(), return_inverse=True)
     videos, video = np.unique(frame["video_id"].to_numpy(), return_inverse=True)
-    sums, counts = dense_sums(
+    curve = srcc_curve(
         rater=rater,
         video=video,
         score=frame["score"].to_numpy(float),
         n_raters=raters.size,
         n_videos=videos.size,
+        **options,
     )
-    return raters, sums, counts
+    return raters, curve
 
 
 def _reference_srccs(frame, raters, perm, n):
@@ -41,15 +44,7 @@ def _reference_srccs(frame, raters, perm, n):
     return np.array(values)
 
 
-def test_curve_equals_spearmanr_loop_on_the_same_draws():
-    # given: sparse coverage, so the common videos differ from draw to draw
-    frame = study(n_videos=60, n_raters=9, dimensions=("a",), coverage=0.5, seed=11)
-    raters, sums, counts = _matrices(frame)
-    draws, seed, stream = 25, 3, 0
-    # when
-    curve = srcc_curve(sums=sums, counts=counts, draws=draws, seed=seed, stream=stream)
-    # then
-    assert sorted(curve) == [1, 2, 3, 4]  # floor(9 / 2)
+def _assert_equals_reference(frame, raters, curve, *, draws, seed, stream):
     perm = rater_permutations(n_raters=raters.size, draws=draws, seed=seed, stream=stream)
     for n, point in curve.items():
         expected = _reference_srccs(frame, raters, perm, n)
@@ -58,6 +53,28 @@ def test_curve_equals_spearmanr_loop_on_the_same_draws():
         low, high = np.percentile(expected, [2.5, 97.5])
         assert point["low"] == pytest.approx(low, abs=1e-9)
         assert point["high"] == pytest.approx(high, abs=1e-9)
+
+
+def test_curve_equals_spearmanr_loop_on_the_same_draws():
+    # given: sparse coverage, so the common videos differ from draw to draw
+    frame = study(n_videos=60, n_raters=9, dimensions=("a",), coverage=0.5, seed=11)
+    # when
+    raters, curve = _curve(frame, draws=25, seed=3, stream=0)
+    # then
+    assert sorted(curve) == [1, 2, 3, 4]  # floor(9 / 2)
+    _assert_equals_reference(frame, raters, curve, draws=25, seed=3, stream=0)
+
+
+@pytest.mark.parametrize("coverage", [0.1, 0.5])  # sparse rows; dense (>= 1/8 rated)
+def test_many_raters_give_the_grid_of_sizes_each_equal_to_the_reference(coverage):
+    # given: a crowd of 200 raters who each rate a share of 60 videos
+    frame = study(n_videos=60, n_raters=200, dimensions=("a",), coverage=coverage, seed=13)
+    # when
+    raters, curve = _curve(frame, draws=4, seed=1, stream=7)
+    # then: the sizes past 30 are a grid, and each point is what the loop gives at its n
+    assert list(curve) == group_sizes(100)
+    assert list(curve)[30:] == [33, 36, 40, 44, 48, 53, 58, 64, 70, 77, 85, 94, 100]
+    _assert_equals_reference(frame, raters, curve, draws=4, seed=1, stream=7)
 
 
 def test_groups_are_disjoint_and_of_size_n():
@@ -84,12 +101,46 @@ def test_draws_are_seeded_and_differ_between_streams():
 
 def test_max_n_cuts_the_curve_and_keeps_the_first_points():
     frame = study(n_videos=30, n_raters=10, dimensions=("a",), coverage=0.9, seed=12)
-    _, sums, counts = _matrices(frame)
-    full = srcc_curve(sums=sums, counts=counts, draws=10)
-    cut = srcc_curve(sums=sums, counts=counts, draws=10, max_n=2)
+    _, full = _curve(frame, draws=10)
+    _, cut = _curve(frame, draws=10, max_n=2)
     assert sorted(cut) == [1, 2] and cut == {n: full[n] for n in (1, 2)}
 
 
 def test_fewer_than_two_raters_give_no_curve():
-    sums, counts = np.ones((1, 5)), np.ones((1, 5))
-    assert srcc_curve(sums=sums, counts=counts) == {}
+    codes = np.zeros(5, dtype=int)
+    curve = srcc_curve(rater=codes, video=np.arange(5), score=np.ones(5), n_raters=1, n_videos=5)
+    assert curve == {}
+
+
+def test_a_point_without_two_common_videos_or_with_a_constant_mos_is_left_out():
+    # given: r0 and r1 share no video; r2 and r3 share two but r3 gives both the same score
+    rater = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    video = np.array([0, 1, 2, 3, 4, 5, 4, 5])
+    score = np.array([10.0, 20, 30, 40, 10, 20, 50, 50])
+    for first, second in ((0, 1), (2, 3)):
+        rows = np.isin(rater, (first, second))
+        # when
+        curve = srcc_curve(
+            rater=rater[rows] - first,
+            video=video[rows],
+            score=score[rows],
+            n_raters=2,
+            n_videos=6,
+            draws=5,
+        )
+        # then
+        assert curve[1]["draws"] == 0 and np.isnan(curve[1]["mean"])
+
+
+def test_group_sizes_are_every_n_up_to_30_then_a_growing_grid_ending_at_the_top():
+    assert group_sizes(0) == []
+    assert group_sizes(27) == list(range(1, 28))
+    assert group_sizes(30) == list(range(1, 31))
+    assert group_sizes(31) == [*range(1, 31), 31]
+    sizes = group_sizes(1500)
+    assert sizes[:30] == list(range(1, 31)) and sizes[-1] == 1500
+    steps = np.diff(sizes)
+    assert (steps >= 1).all() and len(set(sizes)) == len(sizes)
+    assert (np.array(sizes[31:-1]) / np.array(sizes[30:-2]) <= 1.12).all()
+    assert len(sizes) < 80
+    assert group_sizes(5, every_up_to=2, growth=2.0) == [1, 2, 4, 5]
