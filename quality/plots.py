@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 FIGURES = {
     "srcc-curve": "SRCC between two groups of raters against the number of raters (Fig. 2)",
@@ -68,11 +69,24 @@ def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
+# Past this many raters per group the curve is on a grid of group sizes
+# (quality.stats.srcc_curve.group_sizes) and its x axis logarithmic, so that the first
+# few raters, where the curve climbs, are not squeezed against the axis.
+LOG_AXIS_FROM = 60
+
+
 def srcc_curve(curve: dict[str, dict]) -> bytes:
     """`curve`: {dimension: {n: {"mean", "low", "high"}}}; an undefined point (no two
-    stimuli rated by both groups in any draw, stored as null) is a gap in the line."""
+    stimuli rated by both groups in any draw, stored as null) is a gap in the line. The
+    x axis is logarithmic past LOG_AXIS_FROM raters per group."""
     fig, ax = plt.subplots(figsize=(6, 4))
     defined = False
+    largest = max((int(n) for points in curve.values() for n in points), default=0)
+    if largest > LOG_AXIS_FROM:
+        ax.set_xscale("log")
+        # plain numbers (1, 10, 100): the log formatter's TeX is off with parse_math
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     for dimension, points in curve.items():
         ns = sorted(points, key=int)
         sizes = [int(n) for n in ns]

@@ -6,6 +6,7 @@ import pytest
 
 from quality import plots
 from quality.plots import MOS_FIGURES
+from quality.stats.srcc_curve import group_sizes
 from tests.factories import StimulusFactory, UserFactory, make_study
 from tests.quality.rated import finished_session
 from tests.quality.test_analysis_runs import request_run, researcher
@@ -51,6 +52,22 @@ def test_srcc_curve_with_some_points_undefined_draws_the_others():
         }
     }
     assert plots.draw("srcc-curve", mos=None, summary={"srcc_curve_detail": curve}).startswith(PNG)
+
+
+@pytest.mark.parametrize(("largest", "scale"), [(27, "linear"), (1500, "log")])
+def test_the_srcc_curve_of_many_raters_has_a_logarithmic_axis(monkeypatch, largest, scale):
+    # given: GAIA's 27 raters per group at most, or a crowd's 1,500 (sizes on a grid)
+    sizes = group_sizes(largest)
+    curve = {"subject": {str(n): {"mean": 1 - 1 / (n + 1), "draws": 5} for n in sizes}}
+    drawn = []
+    monkeypatch.setattr(plots, "_png", lambda fig: drawn.append(fig) or PNG)
+    # when
+    plots.srcc_curve(curve)
+    # then
+    (figure,) = drawn
+    assert figure.axes[0].get_xscale() == scale
+    if scale == "log":  # ticks as plain numbers, not TeX (mathtext is off)
+        assert figure.axes[0].xaxis.get_major_formatter()(100, 0) == "100"
 
 
 def test_a_run_without_kept_raters_offers_no_figure_it_cannot_draw(
