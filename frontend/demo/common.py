@@ -107,6 +107,8 @@ def compared_demo_create(
         qualification_size=2,
         qualification_pass_share=1.0,
         payment_per_session="2.00",
+        # the demo's `rater` finds it on the home page, no link needed
+        open_to_signed_in=True,
         instructions=instructions,
         consent_text=CONSENT,
     )

@@ -147,6 +147,8 @@ def create_study(*, clip_dir: Path, stimuli: int = 24, seed: int = 7) -> Study:
         rest_seconds=30,
         qualification_size=6,
         payment_per_session="2.00",
+        # the demo's `rater` finds it on the home page, no link needed
+        open_to_signed_in=True,
         instructions=(
             "You will watch short AI-generated videos of people doing an action. For each, "
             "rate three things in order: how well the subject is rendered, whether the action "

@@ -2,6 +2,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db.models import Max, Min
+from django.test import Client
 
 from annotation.designs import DESIGNS
 from annotation.models import (
@@ -58,6 +59,12 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
         assert run.status == "done", run.error
         assert f"rater link: /r/{demo.slug}/?token={demo.entry_token}" in printed
     assert set(Study.objects.values_list("design", flat=True)) == set(DESIGNS)
+    # the demo's rater, signed in, finds every demo on the home page: no link needed
+    browser = Client()
+    browser.force_login(User.objects.get(username="rater"))
+    home = browser.get("/").content.decode()
+    for demo in Study.objects.all():
+        assert f'href="/study/{demo.slug}/"' in home, demo.slug
     # every simulated rater took the qualification test and was scored on it, by the
     # service a real rater's answers go through
     for participation in Participation.objects.filter(rater__is_simulated=True):
