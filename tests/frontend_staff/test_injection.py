@@ -440,8 +440,7 @@ TEXT_FIELDS = [
     ("monitor.js", r"td\.textContent = text \?\? "),
     ("monitor.js", r"rater excluded: \$\{row\.rater_excluded_reason\}"),
     ("results.js", r"status\.textContent = "),
-    ("widgets/questionnaire_questions.js", r"if \(text !== undefined\) node\.textContent = text;"),
-    ("widgets/propose_verify_dom.js", r"if \(text !== undefined\) node\.textContent = text;"),
+    ("widgets/dom.js", r"if \(text !== undefined\) node\.textContent = text;"),
 ]
 
 

@@ -7,7 +7,7 @@
 // Keys: / finds an action; in the search, Enter picks its single match and Esc leaves it;
 // Enter in a text field leaves it.
 
-import { button, element, field } from "./propose_verify_dom.js";
+import { button, element, field } from "./dom.js";
 
 export class Propose {
   constructor(root, { state, t, changed }) {

@@ -11,7 +11,7 @@
 // segment again (the page's keys); Space presses a focused button or ticks a focused box.
 
 import { Player } from "../rater_controls.js";
-import { element, field } from "./propose_verify_dom.js";
+import { element, field } from "./dom.js";
 import { Propose } from "./propose_stage.js";
 import { Verify } from "./verify_stage.js";
 

@@ -11,7 +11,8 @@
 // plays the video again (the page's keys); the comment box keeps its keys.
 
 import { Player } from "../rater_controls.js";
-import { element, kindOf } from "./questionnaire_questions.js";
+import { element, field } from "./dom.js";
+import { kindOf } from "./questionnaire_questions.js";
 
 // the tutorial shows the experts' answers with it (rater_onboarding.js, from this module)
 export { answerText } from "./questionnaire_questions.js";
@@ -20,8 +21,6 @@ export { answerText } from "./questionnaire_questions.js";
 // a wider one keeps its native size above them.
 const BESIDE_MAX_WIDTH = 640;
 const NAMES_IN_HINT = 3;
-
-const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
 
 export default class QuestionnaireWidget {
   constructor({ mount, item, state, t, takeVideo, onChange, onProblem }) {

@@ -6,17 +6,11 @@
 // Tab stop, the arrows move between its answers and choose; a question of several tags
 // is toggle buttons.
 
+import { element } from "./dom.js";
+
 const INVALID = "invalid";
 const MAX_STEP_BUTTONS = 11; // 0-10: a button per step; a finer scale gets a slider
 const TEXT_LIMIT = 2000; // annotation/designs/questionnaire_answers.py TEXT_LIMIT
-
-/** A new `tag` node of `className` showing `text` (as text); the widget builds with it too. */
-export function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function optionButton(className, value, onClick) {
   const button = element("button", `q-option ${className}`);

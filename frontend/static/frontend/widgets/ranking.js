@@ -11,8 +11,8 @@
 // (the page's keys). Every tile has the same buttons: each is named with its video.
 
 import { Player } from "../rater_controls.js";
+import { field } from "./dom.js";
 
-const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
 const LETTERS = "ABCDEFGHIJKLMNOP";
 
 export default class RankingWidget {

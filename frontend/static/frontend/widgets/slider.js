@@ -3,8 +3,7 @@
 // to its end. The page (rater.js and its modules) keeps the envelope, the queue and the steps.
 
 import { Player, Slider } from "../rater_controls.js";
-
-const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
+import { field } from "./dom.js";
 
 export default class SliderWidget {
   /** `mount`: the widget's DOM (cloned from its template); `takeVideo(media)`: the

@@ -4,7 +4,7 @@
 // Keys: ↑ ↓ or K J move the focus between the labels, Y and N answer the one in focus
 // (said in a live region) and the focus goes on to the next unanswered.
 
-import { button, element, field } from "./propose_verify_dom.js";
+import { button, element, field } from "./dom.js";
 
 const VERIFY_KEYS = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 };
 

@@ -1,4 +1,5 @@
-// The propose-then-verify widget's DOM helpers, shared by the widget and its two stages.
+// DOM helpers the widgets build with: a [data-field] node inside a root, a new node of a
+// class showing a text (as text, never as markup), a button.
 
 export const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
 
