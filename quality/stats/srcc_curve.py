@@ -179,6 +179,12 @@ def group_srccs(group_a: tuple, group_b: tuple, bounds) -> np.ndarray:
     Each group is (sums, counts, out): (draws x videos) sums and counts of its raters'
     raw scores, and an array to hold its MOS (sums / counts; +inf where the other group
     has no rating). NaN for a draw with fewer than 2 common videos or a constant MOS.
+
+    Where every draw's groups have at most half the videos in common (small groups of
+    raters who each rate a few videos), only the common videos are ranked: each draw's
+    are packed to the left of a narrower array. Ranks do not depend on the order of the
+    videos, and their sums of products are whole or quarter numbers far below 2^53, so
+    the SRCC is the same to the last bit.
     """
     (sum_a, count_a, mean_a), (sum_b, count_b, mean_b) = group_a, group_b
     common = (count_a > 0) & (count_b > 0)
@@ -186,7 +192,19 @@ def group_srccs(group_a: tuple, group_b: tuple, bounds) -> np.ndarray:
     mean_b.fill(np.inf)
     np.divide(sum_a, count_a, out=mean_a, where=common)
     np.divide(sum_b, count_b, out=mean_b, where=common)
-    return spearman_masked_inf(mean_a, mean_b, common.sum(axis=1), bounds)
+    m = common.sum(axis=1)
+    width = int(m.max(initial=0))
+    if width < 2:
+        return np.full(common.shape[0], np.nan)
+    if 2 * width <= common.shape[1]:
+        row, column = np.nonzero(common)  # row by row, so each row's in video order
+        place = np.arange(row.size) - np.repeat(np.cumsum(m) - m, m)
+        packed_a = np.full((common.shape[0], width), np.inf)
+        packed_b = np.full((common.shape[0], width), np.inf)
+        packed_a[row, place] = mean_a[row, column]
+        packed_b[row, place] = mean_b[row, column]
+        return spearman_masked_inf(packed_a, packed_b, m, bounds)
+    return spearman_masked_inf(mean_a, mean_b, m, bounds)
 
 
 def summarise_draws(sizes: list[int], rho: np.ndarray, confidence: float) -> dict:
