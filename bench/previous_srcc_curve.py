@@ -3,17 +3,19 @@
 groups' sums accumulated from DENSE (rater x video) sums and counts, one rater row per n.
 
 Same draws, formula and source as ``quality.stats.srcc_curve`` (KonIQ-10k Fig. 4, GAIA
-Fig. 2), whose SRCC per block of draws (``group_srccs``) and summary over the draws
+Fig. 2), whose groups' MOS (``group_means``) and summary over the draws
 (``summarise_draws``) it shares, so its points equal the project's at every n the
-project evaluates. Its cost grows with R x videos in memory and with R / 2 rankings
-per draw in time.
+project evaluates. It ranks every video at every n, as it did (the project ranks only
+the common ones where they are few). Its cost grows with R x videos in memory and with
+R / 2 rankings of every video per draw in time.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from quality.stats.srcc_curve import group_srccs, rater_permutations, summarise_draws
+from quality.stats.ranks import spearman_masked_inf
+from quality.stats.srcc_curve import group_means, rater_permutations, summarise_draws
 
 
 def dense_sums(
@@ -65,7 +67,8 @@ def previous_srcc_curve(
             count_a += counts[joiner_a]
             sum_b += sums[joiner_b]
             count_b += counts[joiner_b]
-            rho[n - 1, first : first + block] = group_srccs(
-                (sum_a, count_a, mean_a), (sum_b, count_b, mean_b), bounds
+            common = group_means((sum_a, count_a, mean_a), (sum_b, count_b, mean_b))
+            rho[n - 1, first : first + block] = spearman_masked_inf(
+                mean_a, mean_b, common.sum(axis=1), bounds
             )
     return summarise_draws(list(range(1, top + 1)), rho, confidence)

@@ -69,9 +69,9 @@ def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
-# Past this many raters per group the curve is on a grid of group sizes
-# (quality.stats.srcc_curve.group_sizes) and its x axis logarithmic, so that the first
-# few raters, where the curve climbs, are not squeezed against the axis.
+# Past this many raters per group (the sizes are then on a grid, past 30:
+# quality.stats.srcc_curve.group_sizes) the curve's x axis is logarithmic, so that the
+# first few raters, where the curve climbs, are not squeezed against the axis.
 LOG_AXIS_FROM = 60
 
 

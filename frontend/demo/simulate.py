@@ -38,7 +38,7 @@ class _Clock:
     video), a last activity and an expected finish as a real study's would: it starts
     now and moves on with every answer (watching, then a few seconds to answer), a
     pause for the tutorial and the test, and a rest between sessions. ``backdate`` then
-    moves everything the rater did so that it ends ``ended`` (a while before now).
+    moves everything the rater did back, to end in the half hour before ``ended``.
     Drawn from its own generator (seeded by the rater's name): the answers' values, and
     so the demo's numbers, do not depend on it."""
 
@@ -59,8 +59,8 @@ class _Clock:
 
     def backdate(self, *, participation: Participation, ended: datetime) -> None:
         """Move the rater's consent, tutorial, answers and sessions so that the last of
-        them is at ``ended`` (``ended`` minus up to half an hour: raters finish at
-        different times)."""
+        them lies 1 to 30 minutes before ``ended``, drawn (raters finish at different
+        times)."""
         shift = ended - timedelta(minutes=self.draw.uniform(1, 30)) - self.now
         moved = {name: F(name) + shift for name in ("shown_at", "answered_at", "received_at")}
         Answer.objects.filter(participation=participation).update(**moved)

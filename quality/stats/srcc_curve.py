@@ -173,12 +173,24 @@ def srcc_curve(
     return summarise_draws(sizes, rho, confidence)
 
 
-def group_srccs(group_a: tuple, group_b: tuple, bounds) -> np.ndarray:
-    """Per draw (row): the SRCC between the MOS of two groups over the videos both rated.
+def group_means(group_a: tuple, group_b: tuple) -> np.ndarray:
+    """Each group's MOS per draw (row) and video, into its ``out`` array, where both groups
+    rated the video, +inf elsewhere; returns that (draws x videos) mask of common videos.
 
     Each group is (sums, counts, out): (draws x videos) sums and counts of its raters'
-    raw scores, and an array to hold its MOS (sums / counts; +inf where the other group
-    has no rating). NaN for a draw with fewer than 2 common videos or a constant MOS.
+    raw scores, and the array to hold its MOS (sums / counts)."""
+    (sum_a, count_a, mean_a), (sum_b, count_b, mean_b) = group_a, group_b
+    common = (count_a > 0) & (count_b > 0)
+    mean_a.fill(np.inf)
+    mean_b.fill(np.inf)
+    np.divide(sum_a, count_a, out=mean_a, where=common)
+    np.divide(sum_b, count_b, out=mean_b, where=common)
+    return common
+
+
+def group_srccs(group_a: tuple, group_b: tuple, bounds) -> np.ndarray:
+    """Per draw (row): the SRCC between the MOS of two groups (``group_means``) over the
+    videos both rated. NaN for a draw with fewer than 2 common videos or a constant MOS.
 
     Where every draw's groups have at most half the videos in common (small groups of
     raters who each rate a few videos), only the common videos are ranked: each draw's
@@ -186,12 +198,8 @@ def group_srccs(group_a: tuple, group_b: tuple, bounds) -> np.ndarray:
     videos, and their sums of products are whole or quarter numbers far below 2^53, so
     the SRCC is the same to the last bit.
     """
-    (sum_a, count_a, mean_a), (sum_b, count_b, mean_b) = group_a, group_b
-    common = (count_a > 0) & (count_b > 0)
-    mean_a.fill(np.inf)
-    mean_b.fill(np.inf)
-    np.divide(sum_a, count_a, out=mean_a, where=common)
-    np.divide(sum_b, count_b, out=mean_b, where=common)
+    common = group_means(group_a, group_b)
+    mean_a, mean_b = group_a[2], group_b[2]
     m = common.sum(axis=1)
     width = int(m.max(initial=0))
     if width < 2:
