@@ -277,6 +277,8 @@ def items_by_pk(pks: list[int]) -> dict[int, Item]:
 def rater_step(participation: Participation, assignment: Assignment | None) -> str:
     """The one place that decides where a rater is in the journey."""
     Q = Participation.Qualification
+    if participation.withdrawn_at is not None:
+        return "withdrawn"  # before excluded: withdrawing excludes the rater too
     if participation.is_excluded:
         return "not_eligible"
     if participation.consent_at is None:

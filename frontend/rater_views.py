@@ -24,6 +24,7 @@ API_ENDPOINTS = {
     "next": "api:rater-next",
     "answers": "api:rater-answers",
     "problems": "api:rater-problems",
+    "withdraw": "api:rater-withdraw",
 }
 
 
@@ -192,6 +193,11 @@ def rater_strings() -> dict[str, str]:
         "screened_out_text": gettext(
             "Unfortunately your answers did not match the experts' closely enough, so you "
             "cannot take part in the rating sessions."
+        ),
+        "withdrawn_title": gettext("You have withdrawn from this study"),
+        "withdrawn_text": gettext(
+            "Nothing you answered will be used in its results. If you came from a "
+            "marketplace, please return the study there. You may close this page."
         ),
         "redirecting": gettext("You will be taken back to the marketplace in a few seconds…"),
     }

@@ -1,23 +1,28 @@
 from django.db.models import Q
 from django.shortcuts import render
 
-from annotation.models import Study
+from annotation.models import Participation, Study
 from annotation.roles import is_researcher
 
 
 def home(request):
     """The running studies, each with the pages the user's role opens: every one for
     researchers and admins; for a rater those they may enter without a link (open to
-    every signed-in rater, or already taking part); none for a visitor not signed in (a
-    study's name is its team's to publish)."""
+    every signed-in rater, or already taking part) and have not withdrawn from; none for
+    a visitor not signed in (a study's name is its team's to publish)."""
     running = Study.objects.filter(state=Study.State.RUNNING).order_by("name")
     researcher = is_researcher(request.user)  # given to the page: the bar asks it too
     if researcher:
         studies = running
     elif request.user.is_authenticated:
-        studies = running.filter(
-            Q(open_to_signed_in=True) | Q(participations__rater__user=request.user)
-        ).distinct()
+        withdrawn = Participation.objects.filter(
+            rater__user=request.user, withdrawn_at__isnull=False
+        ).values("study_id")
+        studies = (
+            running.filter(Q(open_to_signed_in=True) | Q(participations__rater__user=request.user))
+            .exclude(pk__in=withdrawn)
+            .distinct()
+        )
     else:
         studies = running.none()
     context = {"studies": studies, "is_researcher": researcher}

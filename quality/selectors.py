@@ -24,6 +24,8 @@ from quality.stats.exclusions import (
     ADMIN_EXCLUDED_SESSION,
     BATCH_REJECTED_IN_AUDIT,
     GOLDEN_GATE_FAILED,
+    RATER_WITHDREW,
+    WITHDRAWN_REASON,
     Exclusion,
 )
 
@@ -100,6 +102,7 @@ RATER_COLUMNS = (
     "sessions_rejected_in_audit",
     "excluded_by_admin",
     "excluded_reason",
+    "withdrew",
 )
 
 
@@ -134,11 +137,18 @@ def rater_statistics(*, study: Study) -> list[dict]:
                 "sessions_failed_gate": sum(a.eligible_for_next is False for a in mine),
                 "sessions_excluded_by_admin": sum(pk not in rejected for pk in excluded),
                 "sessions_rejected_in_audit": sum(pk in rejected for pk in excluded),
-                "excluded_by_admin": p.is_excluded if p else False,
+                "excluded_by_admin": bool(p and p.is_excluded and not _withdrawal_only(p)),
                 "excluded_reason": p.excluded_reason if p else "",
+                "withdrew": bool(p and p.withdrawn_at),
             }
         )
     return rows
+
+
+def _withdrawal_only(p: Participation) -> bool:
+    """Whether the rater's exclusion is their withdrawal alone: withdrawing excludes the
+    rater at that very moment, while an admin's exclusion before it keeps its own."""
+    return p.withdrawn_at is not None and p.excluded_at == p.withdrawn_at
 
 
 def _rejected_in_audit(*, study: Study) -> set[int]:
@@ -160,8 +170,9 @@ def _iso(moment) -> str | None:
 
 
 def study_exclusions(*, study: Study) -> list[Exclusion]:
-    """The exclusions the study's state decides before any analysis: raters and sessions
-    an admin excluded (with the reason, who and when), and finished sessions whose golden
+    """The exclusions the study's state decides before any analysis: raters who withdrew,
+    raters and sessions an admin excluded (with the reason, who and when), and finished
+    sessions whose golden
     agreement failed the gate (``eligible_for_next`` false: PLCC at or below the threshold
     when the session ended, or undefined) unless ``study.keep_failed_gate_sessions``.
     Sorted by rater and session; a session of an excluded rater is not listed again."""
@@ -173,14 +184,15 @@ def study_exclusions(*, study: Study) -> list[Exclusion]:
         .order_by("rater_id")
     ):
         excluded_raters.add(p.rater_id)
+        withdrew = p.withdrawn_at is not None  # the rater's own decision comes first
         exclusions.append(
             Exclusion(
-                rule=ADMIN_EXCLUDED_RATER,
+                rule=RATER_WITHDREW if withdrew else ADMIN_EXCLUDED_RATER,
                 rater_id=pseudonym_for(p.rater_id),
                 session=None,
-                reason=p.excluded_reason,
-                decided_by=_username(p.excluded_by),
-                decided_at=_iso(p.excluded_at),
+                reason=WITHDRAWN_REASON if withdrew else p.excluded_reason,
+                decided_by=None if withdrew else _username(p.excluded_by),
+                decided_at=_iso(p.withdrawn_at if withdrew else p.excluded_at),
             )
         )
     sessions = (
@@ -220,14 +232,16 @@ def study_exclusions(*, study: Study) -> list[Exclusion]:
 
 
 def exclusions_fingerprint(*, study: Study, exclusions: list[Exclusion]) -> str:
-    """What the counted ratings depend on besides the ratings themselves: the admins'
-    exclusions and the gate setting. A run whose fingerprint differs is out of date."""
+    """What the counted ratings depend on besides the ratings themselves: the raters'
+    withdrawals, the admins' exclusions and the gate setting. A run whose fingerprint
+    differs is out of date."""
     import hashlib
 
     keys = sorted(
         f"{e.rule}:{e.rater_id}:{e.session}"
         for e in exclusions
-        if e.rule in (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, BATCH_REJECTED_IN_AUDIT)
+        if e.rule
+        in (RATER_WITHDREW, ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, BATCH_REJECTED_IN_AUDIT)
     )
     text = f"keep_failed_gate_sessions={study.keep_failed_gate_sessions};" + ";".join(keys)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

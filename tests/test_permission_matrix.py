@@ -67,6 +67,7 @@ MATRIX = [
     ("get", "api/rater/studies/<slug:slug>/next/", signed_in(200)),
     ("post", "api/rater/studies/<slug:slug>/answers/", signed_in(400)),
     ("post", "api/rater/studies/<slug:slug>/problems/", signed_in(400)),
+    ("post", "api/rater/studies/<slug:slug>/withdraw/", signed_in(400)),
 ]
 
 

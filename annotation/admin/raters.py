@@ -9,7 +9,14 @@ from annotation.models import Assignment, Participation, Payment, Rater
 class ParticipationInline(admin.TabularInline):
     model = Participation
     extra = 0
-    fields = ("study", "qualification_state", "qualification_share", "consent_at", "is_excluded")
+    fields = (
+        "study",
+        "qualification_state",
+        "qualification_share",
+        "consent_at",
+        "is_excluded",
+        "withdrawn_at",
+    )
     readonly_fields = fields
 
 
@@ -29,9 +36,12 @@ class ParticipationAdmin(admin.ModelAdmin):
         "qualification_state",
         "qualification_share",
         "is_excluded",
+        "withdrawn_at",
         "created_at",
     )
     list_filter = ("study", "qualification_state", "is_excluded")
+    # the rater's own decision (annotation.services.withdrawal): not the team's to change
+    readonly_fields = ("withdrawn_at",)
     search_fields = ("rater__external_id", "rater__user__username")
     list_select_related = ("rater__user", "study")
 

@@ -32,6 +32,7 @@ from annotation.services.rater_flow import (
     progress_payload,
 )
 from annotation.services.session_start import assignment_start_next
+from annotation.services.withdrawal import participation_withdraw
 
 
 class RaterView(APIView):
@@ -86,6 +87,17 @@ class ConsentView(RaterView):
         participation = participation_consent(
             participation=self.participation(request, slug), data=request.data
         )
+        return Response(state_payload(participation))
+
+
+class WithdrawView(RaterView):
+    """The rater leaves the study (annotation.services.withdrawal); allowed while the
+    study is paused too."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug: str):
+        participation = access_participation(user=request.user, slug=slug, paused_too=True)
+        participation = participation_withdraw(participation=participation, data=request.data)
         return Response(state_payload(participation))
 
 

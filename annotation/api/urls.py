@@ -10,6 +10,7 @@ urlpatterns = [
     path("health/", views.HealthView.as_view(), name="health"),
     path(f"{rater_prefix}state/", rater.StateView.as_view(), name="rater-state"),
     path(f"{rater_prefix}consent/", rater.ConsentView.as_view(), name="rater-consent"),
+    path(f"{rater_prefix}withdraw/", rater.WithdrawView.as_view(), name="rater-withdraw"),
     path(f"{rater_prefix}tutorial/", rater.TutorialView.as_view(), name="rater-tutorial"),
     path(
         f"{rater_prefix}tutorial/done/",

@@ -103,6 +103,8 @@ class Participation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     excluded_at = models.DateTimeField(null=True, blank=True)
+    # The rater withdrew (annotation.services.withdrawal): final; they are excluded too.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -58,7 +58,8 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
 
     Reopening the assignment of an excluded rater lifts the rater's exclusion from the
     study: an exclusion is what stops them, so the session could not continue otherwise.
-    Their other excluded assignments stay excluded until reopened one by one.
+    Their other excluded assignments stay excluded until reopened one by one. A rater who
+    withdrew (annotation.services.withdrawal) decided for themselves: refused.
     """
     participation = _locked_participation(assignment)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
@@ -67,6 +68,8 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
             f"only a paused or excluded assignment can be reopened (it is {assignment.state})"
         )
     reason = _reason(reason)
+    if participation is not None and participation.withdrawn_at is not None:
+        raise Conflict("the rater withdrew from the study: their sessions cannot be reopened")
     if participation is not None and participation.is_excluded:
         logger.info(
             "admin %s lifted the exclusion of rater %s from study %s (it was: %s) "

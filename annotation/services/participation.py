@@ -87,8 +87,9 @@ def rater_enter_marketplace(
     return rater.user, participation
 
 
-def access_participation(*, user: User, slug: str) -> Participation:
-    """The signed-in rater's participation in a running study (one query when it exists).
+def access_participation(*, user: User, slug: str, paused_too: bool = False) -> Participation:
+    """The signed-in rater's participation in a running study (one query when it exists),
+    or in a paused one too with ``paused_too`` (withdrawing needs no running study).
 
     A rater takes part once they entered through the study's link (marketplace entry,
     or the link opened while signed in); a study that is open to every signed-in rater
@@ -107,7 +108,8 @@ def access_participation(*, user: User, slug: str) -> Participation:
                 extra={"error": "link_required"},
             )
         return participation_get_or_create(user=user, study=study)
-    _refuse_unless_running(participation.study)
+    if not (paused_too and participation.study.state == Study.State.PAUSED):
+        _refuse_unless_running(participation.study)
     return participation
 
 

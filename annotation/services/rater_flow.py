@@ -47,6 +47,7 @@ REFUSALS = {
     "tutorial": "please finish the tutorial first",
     "screened_out": "the qualification test was not passed, so ratings are not accepted",
     "not_eligible": "you cannot take further sessions in this study",
+    "withdrawn": "you have withdrawn from this study, so answers are not accepted",
 }
 
 

@@ -4,6 +4,8 @@ These rules take answers out of every published number (the analysis run's MOS, 
 SRCC curve, scale and figures, and the exports), each recorded with its figures and
 reason:
 
+- ``rater_withdrew``: the rater withdrew from the study (all their ratings; the rater's
+  own decision, ``annotation.services.withdrawal``, so it comes before an admin's);
 - ``admin_excluded_rater``: an admin excluded the rater from the study (all their ratings);
 - ``admin_excluded_session``: an admin excluded one session of the rater;
 - ``batch_rejected_in_audit``: an expert rejected the session (a questionnaire batch) in
@@ -28,6 +30,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+RATER_WITHDREW = "rater_withdrew"
+WITHDRAWN_REASON = "the rater withdrew from the study"
 ADMIN_EXCLUDED_RATER = "admin_excluded_rater"
 ADMIN_EXCLUDED_SESSION = "admin_excluded_session"
 BATCH_REJECTED_IN_AUDIT = "batch_rejected_in_audit"
@@ -38,6 +42,7 @@ POSITION_BIAS = "position_bias"
 DISAGREES_WITH_MAJORITY = "disagrees_with_majority"
 RANDOM_RANKER = "mean_tau_loo_not_above_0"  # quality.stats.ranking.screening's rule
 RULES = (
+    RATER_WITHDREW,
     ADMIN_EXCLUDED_RATER,
     ADMIN_EXCLUDED_SESSION,
     BATCH_REJECTED_IN_AUDIT,
@@ -48,6 +53,7 @@ RULES = (
     RANDOM_RANKER,
 )
 RULE_LABELS = {
+    RATER_WITHDREW: "rater withdrew from the study",
     ADMIN_EXCLUDED_RATER: "rater excluded by an admin",
     ADMIN_EXCLUDED_SESSION: "session excluded by an admin",
     BATCH_REJECTED_IN_AUDIT: "batch rejected in its audit",
@@ -59,7 +65,12 @@ RULE_LABELS = {
 }
 # Rules decided outside the analysis, from the study's state: they are what a run reads
 # before it starts, and what makes an earlier run out of date when they change.
-PRE_ANALYSIS_RULES = (ADMIN_EXCLUDED_RATER, ADMIN_EXCLUDED_SESSION, GOLDEN_GATE_FAILED)
+PRE_ANALYSIS_RULES = (
+    RATER_WITHDREW,
+    ADMIN_EXCLUDED_RATER,
+    ADMIN_EXCLUDED_SESSION,
+    GOLDEN_GATE_FAILED,
+)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def test_the_page_hands_the_api_and_the_strings_to_the_module(client):
         "next": f"/api/rater/studies/{slug}/next/",
         "answers": f"/api/rater/studies/{slug}/answers/",
         "problems": f"/api/rater/studies/{slug}/problems/",
+        "withdraw": f"/api/rater/studies/{slug}/withdraw/",
     }
     assert len(config["csrf_token"]) == 64
     assert response.cookies["csrftoken"].value  # the token in the page is a valid pair

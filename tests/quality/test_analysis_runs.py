@@ -207,7 +207,7 @@ def test_every_design_offers_raters_csv_with_its_whole_header(design):
         "rater_id,qualification_state,qualification_share,sessions_started,"
         "sessions_finished,answers,golden_agreement_min,live_guard_line_click_flag,"
         "sessions_failed_gate,sessions_excluded_by_admin,sessions_rejected_in_audit,"
-        "excluded_by_admin,excluded_reason,"
+        "excluded_by_admin,excluded_reason,withdrew,"
         "latest_run_id,latest_run_decision,latest_run_rules"
     ]
 

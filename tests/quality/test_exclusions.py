@@ -26,6 +26,7 @@ from annotation.services.admin_actions import (
     participation_exclude,
 )
 from annotation.services.studies import study_build_sessions
+from annotation.services.withdrawal import participation_withdraw
 from quality.cli import main as quality_cli
 from quality.models import AnalysisRun
 from quality.services import (
@@ -104,6 +105,16 @@ def assert_same_mos(run: AnalysisRun, expected: pd.DataFrame) -> None:
         np.testing.assert_allclose(merged[f"{column}_cli"], merged[f"{column}_run"], atol=1e-9)
 
 
+def raters_csv(study) -> dict[str, dict]:
+    """The raters.csv export as an admin downloads it, by rater id."""
+    client = APIClient()
+    client.force_authenticate(UserFactory(is_staff=True))
+    body = b"".join(
+        client.get(f"/api/studies/{study.slug}/exports/raters.csv").streaming_content
+    ).decode()
+    return {row["rater_id"]: row for row in csv.DictReader(io.StringIO(body))}
+
+
 def rater_of(study, index: int):
     return Participation.objects.filter(study=study).order_by("rater_id")[index]
 
@@ -132,6 +143,45 @@ def test_an_excluded_rater_leaves_every_number_with_the_admins_reason(study, adm
     }
     assert run.summary["excluded_ratings"]["admin_excluded_rater"] == 36
     assert run.summary["counts"]["ratings"] == Rating.objects.count() - 36 - 6 * 3
+
+
+def test_a_rater_who_withdrew_leaves_every_number_under_their_own_rule(study, tmp_path):
+    # given: a run, then rater 3 withdraws
+    before = run_now(study)
+    participation = rater_of(study, 3)
+    participation_withdraw(participation=participation, data={"withdraw": True})
+    (reason,) = analysis_run_staleness(run=before)
+    assert reason.startswith("exclusions changed since this run")
+    # when
+    run = run_now(study)
+    # then: the MOS is the CLI's on everyone else's ratings
+    counted = Rating.objects.exclude(answer__assignment__rater_id=participation.rater_id).exclude(
+        answer__assignment__eligible_for_next=False
+    )
+    assert_same_mos(run, cli_mos(counted, tmp_path))
+    (withdrew,) = [e for e in run.exclusions if e["rule"] == "rater_withdrew"]
+    participation.refresh_from_db()
+    assert withdrew == {
+        "rule": "rater_withdrew",
+        "rater_id": pseudonym_for(participation.rater_id),
+        "session": None,
+        "reason": "the rater withdrew from the study",
+        "figures": {},
+        "decided_by": None,
+        "decided_at": participation.withdrawn_at.isoformat(),
+        "ratings": 12 * 3,
+    }
+    assert run.summary["excluded_ratings"]["rater_withdrew"] == 36
+    assert run.summary["excluded_ratings"]["admin_excluded_rater"] == 0
+    # and raters.csv tells a withdrawal from an admin's exclusion
+    rows = raters_csv(study)
+    row = rows[pseudonym_for(participation.rater_id)]
+    assert (row["withdrew"], row["excluded_by_admin"], row["latest_run_rules"]) == (
+        "True",
+        "False",
+        "rater_withdrew",
+    )
+    assert {r["withdrew"] for k, r in rows.items() if k != row["rater_id"]} == {"False"}
 
 
 def test_an_excluded_session_leaves_the_numbers_and_the_others_stay(study, admin, tmp_path):
@@ -238,14 +288,9 @@ def test_raters_csv_shows_the_live_flag_beside_the_runs_decision(study, admin):
         qualification_state=Participation.Qualification.FAILED,
     )
     run = run_now(study)
-    client = APIClient()
-    client.force_authenticate(UserFactory(is_staff=True))
     # when
-    body = b"".join(
-        client.get(f"/api/studies/{study.slug}/exports/raters.csv").streaming_content
-    ).decode()
+    rows = raters_csv(study)
     # then
-    rows = {row["rater_id"]: row for row in csv.DictReader(io.StringIO(body))}
     live = rows[pseudonym_for(flagged)]
     assert (live["live_guard_line_click_flag"], live["latest_run_decision"]) == ("True", "kept")
     gone = rows[pseudonym_for(rater_of(study, 2).rater_id)]

@@ -352,8 +352,8 @@ def test_the_provenance_names_the_run_and_its_settings(tiny, audited):
         "keep_share": 0.5, "method": "majority", "max_iterations": 100, "tolerance": 1e-5,
     }  # fmt: skip
     assert provenance["analysis_run"]["excluded_ratings"] == {
-        "admin_excluded_rater": 0, "admin_excluded_session": 0, "golden_gate_failed": 0,
-        "batch_rejected_in_audit": 11,
+        "rater_withdrew": 0, "admin_excluded_rater": 0, "admin_excluded_session": 0,
+        "golden_gate_failed": 0, "batch_rejected_in_audit": 11,
     }  # fmt: skip
 
 

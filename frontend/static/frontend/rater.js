@@ -12,12 +12,15 @@
 //   rater_keys.js         Enter saves, Space replays
 //   rater_pauses.js       a milestone's message, a break, waiting
 //   rater_finished.js     the end: completion code and redirect
+//   rater_withdraw.js     leaving the study, asked once more
 //
 // Each design's widget (widgets/<design>.js, named by the server) shows an item and takes
 // its answer; sliders and the player with its telemetry live in rater_controls.js.
 
 import { listenToKeys } from "./rater_keys.js";
 import { start } from "./rater_flow.js";
+import { listenForWithdrawal } from "./rater_withdraw.js";
 
 listenToKeys();
+listenForWithdrawal();
 start();

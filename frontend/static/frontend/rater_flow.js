@@ -27,6 +27,7 @@ export async function route(step, body) {
     case "full":
     case "not_eligible":
     case "screened_out":
+    case "withdrawn":
       return showFinished(step, body.completion);
     default:
       return problem(t("load_failed", { detail: step }));

@@ -29,8 +29,9 @@ function onKey(event) {
   if (currentStep !== "rating" || !rating || event.altKey || event.ctrlKey || event.metaKey) {
     return;
   }
-  // a text field keeps its keys: Space and Enter are the rater's text there
-  if (event.target.closest?.("textarea, input[type=text], [contenteditable=true]")) return;
+  // a text field keeps its keys: Space and Enter are the rater's text there; and so does
+  // a dialog over the item (withdrawing), whose Enter is for its own buttons
+  if (event.target.closest?.("textarea, input[type=text], [contenteditable=true], dialog")) return;
   if (operatesFocused(event)) return; // the browser's own: it presses the focused control
   if (rating.widget.onKey(event)) {
     event.preventDefault();

@@ -42,6 +42,8 @@ export function showStep(name) {
   for (const section of document.querySelectorAll("#rater > .step")) {
     section.hidden = section.dataset.stepName !== name;
   }
+  // leaving is offered wherever the rater is in the study (the consent has its own button)
+  $("#withdraw-bar").hidden = ["loading", "consent", "finished"].includes(name);
   // The control in focus went with the step it was on (I agree, Continue): the focus goes
   // to the new step's heading, so a keyboard goes on from there and a screen reader
   // says where it is, rather than starting again from the top of the page.
