@@ -137,6 +137,27 @@ def test_tutorial_shows_pairs_by_dimension_and_reveals_the_expert(page, live_ser
     assert Participation.objects.get(rater__external_id="P1").tutorial_done_at is not None
 
 
+def test_the_intro_speaks_of_the_examples_only_once_they_are_there(page, live_server, rater_study):
+    # given: the tutorial's examples slow to come
+    tiny = rater_study()
+    held = []
+    tutorial = f"**/api/rater/studies/{tiny.study.slug}/tutorial/"
+    page.route(tutorial, lambda route: held.append(route))
+    enter(page, live_server, tiny, "P1")
+    page.click("#consent-accept")
+    wait_step(page, "tutorial")
+    while not held:
+        page.wait_for_timeout(50)
+    # then: nothing yet says "the examples below"
+    assert page.locator("#tutorial-intro .if-examples").count() == 1
+    assert page.locator("#tutorial-intro .if-examples").is_hidden()
+    # when: they come
+    held[0].continue_()
+    page.locator(".tutorial-pair").first.wait_for()
+    # then
+    assert page.locator("#tutorial-intro .if-examples").is_visible()
+
+
 def test_a_study_that_stops_running_says_so(page, live_server, rater_study):
     # given
     tiny = rater_study()

@@ -67,6 +67,8 @@ export async function showTutorial() {
   showStep("tutorial");
   // the design's intro, every paragraph of it
   const intro = document.getElementById("tutorial-intro-template").content.cloneNode(true);
+  // what speaks of the examples waits for them (none may come: said below)
+  for (const node of intro.querySelectorAll(".if-examples")) node.hidden = true;
   $("#tutorial-intro").replaceChildren(intro);
   const { pairs, exemplars = [] } = await api.get("tutorial");
   const groups = $("#tutorial-groups");
