@@ -1,6 +1,6 @@
 """The studies' admin: their settings page (with the rater link to give the marketplace),
-list figures, and the actions that split new videos into sessions and import a
-questionnaire's question set."""
+list figures, and the actions that split new videos into sessions, import a
+questionnaire's question set and copy a study's protocol into a new draft."""
 
 from contextvars import ContextVar
 
@@ -10,6 +10,8 @@ from django.contrib.admin.utils import unquote
 from django.db import models, transaction
 from django.db.models import Count, Q
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
 from annotation.admin.questionnaire import shipped_question_sets, uploaded_question_set
 from annotation.admin.study_inlines import DESIGN_INLINES, DimensionInline
@@ -24,6 +26,7 @@ from annotation.services.question_sets import (
     template_path,
 )
 from annotation.services.studies import study_build_sessions, study_default_dimensions
+from annotation.services.study_copy import study_duplicate
 
 # The request a change form is drawn for: a read-only field's method gets only the object,
 # and the admin class is shared by every thread, so it is not kept on `self`.
@@ -32,7 +35,7 @@ _form_request = ContextVar("form_request", default=None)
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    actions = ["build_sessions", "import_questions"]
+    actions = ["build_sessions", "import_questions", "duplicate"]
     list_display = (
         "name",
         "slug",
@@ -236,6 +239,31 @@ class StudyAdmin(admin.ModelAdmin):
                 if sessions
                 else f"{study.name}: every stimulus is already in a session",
                 messages.SUCCESS if sessions else messages.INFO,
+            )
+
+    @admin.action(
+        description="Copy as a new draft (settings and questions; no videos)",
+        permissions=["add"],
+    )
+    def duplicate(self, request, queryset):
+        """Each chosen study's protocol in a new draft study
+        (annotation/services/study_copy.py), named "... (copy)" and linked from the
+        message, for its videos to be imported."""
+        for study in queryset.order_by("name"):
+            copy = study_duplicate(study=study, by=request.user)
+            self.log_addition(request, copy, f"Copied from {study.name} ({study.slug}).")
+            link = reverse("admin:annotation_study_change", args=[copy.pk])
+            self.message_user(
+                request,
+                format_html(
+                    '{}: copied as the draft <a href="{}">{}</a> (slug {}), without its '
+                    "videos: import them with the manifest, then start it.",
+                    study.name,
+                    link,
+                    copy.name,
+                    copy.slug,
+                ),
+                messages.SUCCESS,
             )
 
     @admin.action(
