@@ -20,6 +20,7 @@ from annotation.models import (
     Session,
     SessionItem,
     Stimulus,
+    Study,
 )
 from annotation.services.active_pairs import active_pairs_left
 from annotation.services.rater_flow import progress_payload
@@ -62,17 +63,31 @@ def item_of(study, pair: tuple[str, str], content: str = "c0") -> Item:
     raise LookupError(pair)
 
 
-def judged(study, judgments: dict[tuple[str, str], int], *, state="finished") -> None:
+def judged(
+    study,
+    judgments: dict[tuple[str, str], int],
+    *,
+    state="finished",
+    raters_excluded=False,
+    gate_failed=False,
+) -> None:
     """Finished sessions of background raters: each judges the pair's first condition
-    better on content c0, as many raters as the count says."""
+    better on content c0, as many raters as the count says (raters excluded from the
+    study, or who withdrew, with ``raters_excluded``)."""
     items = {pair: item_of(study, pair) for pair in judgments}
     session = session_make(study=study, index=900 + Session.objects.count(), seed=1,
                            items=[i.pk for i in items.values()], golden_pool=[])  # fmt: skip
     for k in range(max(judgments.values())):
         rater = RaterFactory()
-        participation = Participation.objects.create(rater=rater, study=study)
+        participation = Participation.objects.create(
+            rater=rater, study=study, is_excluded=raters_excluded
+        )
         assignment = Assignment.objects.create(
-            rater=rater, session=session, order_seed=k, state=state
+            rater=rater,
+            session=session,
+            order_seed=k,
+            state=state,
+            eligible_for_next=False if gate_failed else None,
         )
         for pair, count in judgments.items():
             if k >= count:
@@ -174,6 +189,30 @@ def test_judgments_of_excluded_sessions_do_not_steer_the_choice():
     assignment = assignment_start_next(participation=qualified(study))
     # then: D is still the unknown one
     assert all("D" in pair for pair in session_pairs(assignment))
+
+
+@pytest.mark.parametrize(
+    ("left_out", "kept_failed"),
+    [
+        ({"raters_excluded": True}, False),
+        ({"gate_failed": True}, False),
+        ({"gate_failed": True}, True),
+    ],
+    ids=["rater-excluded", "gate-failed", "gate-failed-kept"],
+)
+def test_judgments_the_analysis_leaves_out_do_not_steer_the_choice(left_out, kept_failed):
+    # given: D compared at length, but only by raters excluded afterwards (their sessions
+    # finished, so not excluded themselves) or in sessions that failed the golden gate
+    study = active_study()
+    Study.objects.filter(pk=study.pk).update(keep_failed_gate_sessions=kept_failed)
+    study.refresh_from_db()
+    judged(study, {("A", "B"): 30, ("B", "C"): 30, ("A", "C"): 30})
+    judged(study, {("A", "D"): 30, ("B", "D"): 30, ("C", "D"): 30}, **left_out)
+    # when
+    assignment = assignment_start_next(participation=qualified(study))
+    # then: D is still the unknown one, unless the study keeps failed-gate sessions
+    d_everywhere = all("D" in pair for pair in session_pairs(assignment))
+    assert d_everywhere is not kept_failed
 
 
 @pytest.mark.django_db(transaction=True)
