@@ -5,10 +5,11 @@ from them; the decision is final, and a repeat answers like the first."""
 import pytest
 from django.utils import timezone
 
+from annotation.designs import DESIGNS
 from annotation.errors import Conflict
 from annotation.models import Assignment, Participation, Study
 from annotation.services.admin_actions import assignment_reopen, participation_exclude
-from tests.annotation.design_fixtures import Answerer, tiny_questionnaire_study
+from tests.annotation.design_fixtures import Answerer, tiny_of, tiny_questionnaire_study
 from tests.annotation.rater_fixtures import (
     answer,
     consent_and_tutorial,
@@ -64,6 +65,30 @@ def test_withdrawing_mid_session_stops_it_and_keeps_what_was_answered():
     assert refused.json()["step"] == "withdrawn"
     assert session_ratings().count() == kept
     assert client.get(tiny.base + "state/").json()["step"] == "withdrawn"
+
+
+@pytest.mark.parametrize("design", sorted(DESIGNS))
+def test_every_design_stops_a_rater_who_withdraws_mid_session(design):
+    # given: a rater qualified, one answer into their first session
+    tiny = tiny_of(design, rest_every=0)
+    answerer = Answerer(design)
+    client, user = rater_client()
+    consent_and_tutorial(client, tiny)
+    while (body := client.get(tiny.base + "next/").json())["step"] == "qualification":
+        client.post(tiny.base + "answers/", answerer.answer(body["item"]), format="json")
+    assert body["step"] == "rating", body
+    sent = client.post(tiny.base + "answers/", answerer.answer(body["item"]), format="json")
+    assert sent.status_code == 201, sent.json()
+    following = client.get(tiny.base + "next/").json()["item"]
+    # when
+    assert client.post(tiny.base + "withdraw/", WITHDRAW, format="json").status_code == 200
+    # then: the session stopped with its answer kept, and nothing more is served or taken
+    assignment = Assignment.objects.get(rater__user=user)
+    assert (assignment.state, assignment.answers.count()) == ("excluded", 1)
+    assert client.get(tiny.base + "next/").json()["step"] == "withdrawn"
+    late = client.post(tiny.base + "answers/", answerer.answer(following), format="json")
+    assert (late.status_code, late.json()["step"]) == (403, "withdrawn")
+    assert assignment.answers.count() == 1
 
 
 def test_a_repeated_withdrawal_answers_like_the_first():
