@@ -50,11 +50,13 @@ def study_monitor(*, study: Study) -> dict:
     figures = _answer_figures(study)
     # A rater excluded after finishing keeps a finished assignment: the exclusion is the
     # participation's, shown on each of the rater's rows.
-    excluded = dict(
-        Participation.objects.filter(study=study, is_excluded=True).values_list(
-            "rater_id", "excluded_reason"
-        )
-    )
+    excluded, withdrawn = {}, set()
+    for rater_id, reason, withdrawn_at in Participation.objects.filter(
+        study=study, is_excluded=True
+    ).values_list("rater_id", "excluded_reason", "withdrawn_at"):
+        excluded[rater_id] = reason
+        if withdrawn_at is not None:  # their own decision: no reopening (admin_actions)
+            withdrawn.add(rater_id)
     rows = []
     for a in assignments:
         seconds_per_stimulus = None
@@ -81,6 +83,7 @@ def study_monitor(*, study: Study) -> dict:
                 "admin_note": a.admin_note,
                 "rater_excluded": a.rater_id in excluded,
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
+                "rater_withdrew": a.rater_id in withdrawn,
             }
         )
     adaptive = adaptive_summary(study=study)

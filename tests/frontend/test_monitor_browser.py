@@ -81,6 +81,29 @@ def test_the_monitor_shows_a_finished_rater_who_was_excluded(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_monitor_shows_a_rater_who_withdrew_and_offers_no_reopen(
+    live_server, context, page, rater_study
+):
+    # given: a rater who withdrew in the middle of their session
+    tiny = rater_study(rest_every=0)
+    rater, user = rater_client()
+    onboard(rater, tiny)
+    item = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    assert rater.post(tiny.base + "withdraw/", {"withdraw": True}, format="json").status_code == 200
+    assignment = Assignment.objects.get(rater__user=user)
+    # when: an admin opens the monitor
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{assignment.pk}"]')
+    row.wait_for()
+    # then: the row says so, and offers neither a reopen nor an exclusion
+    assert row.locator("td").nth(3).inner_text() == "excluded"
+    assert row.locator("td").nth(7).inner_text() == "rater withdrew from the study"
+    assert row.locator("button").count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_monitor_says_why_a_constant_rater_failed_the_golden_gate(
     live_server, context, page, rater_study
 ):

@@ -36,10 +36,11 @@ function undefinedWhy(row) {
   return agreementUndefined(row) ? " (agreement undefined: constant scores, or under 3 golden answers)" : "";
 }
 
-// The rater's exclusion from the study, which outlives a finished assignment.
+// The rater's exclusion from the study (or withdrawal), which outlives a finished assignment.
 function flagsText(row) {
   const flags = [];
-  if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
+  if (row.rater_withdrew) flags.push("rater withdrew from the study");
+  else if (row.rater_excluded) flags.push(`rater excluded: ${row.rater_excluded_reason}`);
   else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
   else if (row.state === "paused") flags.push(`paused: ${row.admin_note}`);
   else if (row.eligible_for_next === false) flags.push(`failed the golden gate${undefinedWhy(row)}`);
@@ -63,7 +64,10 @@ async function act(url, csrf, reason) {
 function actionsOf(row) {
   const actions = [];
   if (row.state === "active" || row.state === "on_break") actions.push(["pause", "Pause"]);
-  if (row.state === "paused" || row.state === "excluded") actions.push(["reopen", "Reopen"]);
+  // a rater who withdrew decided for themselves: their sessions are not reopened
+  if ((row.state === "paused" || row.state === "excluded") && !row.rater_withdrew) {
+    actions.push(["reopen", "Reopen"]);
+  }
   if (row.state !== "excluded" && !row.rater_excluded) {
     actions.push(["exclude", "Exclude session"]);
     actions.push(["exclude-rater", "Exclude rater"]);
