@@ -1,9 +1,13 @@
 """The admin of raters: their participation in studies, their sessions (assignments) and
-what they are paid for them."""
+what they are paid for them (decided and paid out through its actions)."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponse
 
+from annotation.errors import ApplicationError, Conflict
 from annotation.models import Assignment, Participation, Payment, Rater
+from annotation.services.admin_actions import payment_decide
+from annotation.services.payouts import payments_pay_out
 
 
 class ParticipationInline(admin.TabularInline):
@@ -65,8 +69,100 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_select_related = ("rater__user", "session__study")
 
 
+class PaidOutFilter(admin.SimpleListFilter):
+    title = "paid out"
+    parameter_name = "paid_out"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Yes"), ("no", "No"))
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(paid_out_at__isnull=self.value() == "no")
+        return queryset
+
+
 @admin.register(Payment)
 class PaymentAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "amount", "currency", "status", "created_at")
-    list_filter = ("status",)
+    """Decisions and pay-outs go through the actions (annotation.services.admin_actions
+    and payouts), which record when and log who; the form shows them read-only."""
+
+    list_display = (
+        "assignment",
+        "amount",
+        "currency",
+        "status",
+        "decided_at",
+        "paid_out_at",
+    )
+    list_filter = ("status", PaidOutFilter, "assignment__session__study")
+    search_fields = ("assignment__rater__external_id", "assignment__rater__user__username")
     list_select_related = ("assignment__rater__user", "assignment__session__study")
+    readonly_fields = ("assignment", "status", "decided_at", "paid_out_at")
+    actions = ["approve", "reject", "pay_out"]
+
+    def has_add_permission(self, request):
+        return False  # a finished session makes its payment (session_answers)
+
+    def _decide(self, request, queryset, *, approve: bool) -> None:
+        decided, passed = 0, 0
+        for payment in queryset.order_by("pk"):
+            try:
+                payment_decide(payment=payment, approve=approve, note="", by=request.user)
+            except Conflict:  # decided already (by someone else meanwhile, too)
+                passed += 1
+            else:
+                decided += 1
+        verb = "approved" if approve else "rejected"
+        left = f"; {passed} were decided already and are left as they are" if passed else ""
+        self.message_user(request, f"{decided} payment(s) {verb}{left}.", messages.SUCCESS)
+
+    @admin.action(description="Approve the chosen pending payments", permissions=["change"])
+    def approve(self, request, queryset):
+        self._decide(request, queryset, approve=True)
+
+    @admin.action(description="Reject the chosen pending payments", permissions=["change"])
+    def reject(self, request, queryset):
+        self._decide(request, queryset, approve=False)
+
+    @admin.action(
+        description="Pay out: the approved ones as bulk bonus lines (Prolific), once",
+        permissions=["change"],
+    )
+    def pay_out(self, request, queryset):
+        """The chosen approved payments not yet paid out, as a file of the marketplace's
+        bulk bonus lines (annotation/services/payouts.py), marked paid out."""
+        try:
+            payout = payments_pay_out(
+                payment_ids=queryset.values_list("pk", flat=True), by=request.user
+            )
+        except ApplicationError as refused:
+            self.message_user(request, f"Nothing paid out: {refused.message}.", messages.ERROR)
+            return None
+        without = (
+            f" {payout.without_participant_id} approved payment(s) of raters without a "
+            "marketplace id were left out: pay them another way."
+            if payout.without_participant_id
+            else ""
+        )
+        if not payout.lines:
+            self.message_user(
+                request,
+                f"Nothing to pay out: no approved payment among those chosen is still to "
+                f"be paid out.{without}",
+                messages.WARNING,
+            )
+            return None
+        total = sum(amount for _, amount in payout.lines)
+        self.message_user(
+            request,
+            f"Paid out {payout.payments} payment(s) of {payout.study} to "
+            f"{len(payout.lines)} participant(s), {total:.2f} {payout.currency} in all: "
+            f"paste the downloaded lines into the study's bulk bonus payment.{without}",
+            messages.SUCCESS,
+        )
+        response = HttpResponse(payout.bonus_lines(), content_type="text/csv; charset=utf-8")
+        stamp = payout.paid_at.strftime("%Y%m%d-%H%M%S")
+        name = f"bonus-{payout.study}-{payout.currency}-{stamp}.csv"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response

@@ -108,6 +108,9 @@ class Payment(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     decided_at = models.DateTimeField(null=True, blank=True)
     note = models.TextField(blank=True)
+    # When an approved payment went into a pay-out file (annotation.services.payouts):
+    # once only, so that nobody is paid twice.
+    paid_out_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -165,7 +165,13 @@ def _reject(assignment: Assignment, *, reason: str, by) -> None:
     payment = Payment.objects.select_for_update().filter(assignment=assignment).first()
     if payment is None:
         return
-    if payment.status == Payment.Status.APPROVED:
+    if payment.paid_out_at is not None:  # kept: the record shows both, for the team
+        logger.warning(
+            "batch %s rejected after its payment was paid out (%s)",
+            assignment.pk,
+            payment.paid_out_at.isoformat(),
+        )
+    elif payment.status == Payment.Status.APPROVED:
         logger.warning("batch %s rejected after its payment was approved", assignment.pk)
     payment.status = Payment.Status.REJECTED
     payment.decided_at = timezone.now()
