@@ -141,7 +141,7 @@ class PaymentAdmin(admin.ModelAdmin):
             return None
         without = (
             f" {payout.without_participant_id} approved payment(s) of raters without a "
-            "marketplace id were left out: pay them another way."
+            "marketplace id (or simulated) were left out: pay them another way."
             if payout.without_participant_id
             else ""
         )

@@ -10,7 +10,7 @@ turns the approved payments not yet paid out into those lines, one per participa
 (their payments summed), and marks each with ``paid_out_at`` in the same transaction,
 under a lock: a payment is in one file only, however often or by however many admins
 this is asked. Raters who came without a marketplace id (signed-in accounts) are left
-out and counted: pay them another way.
+out and counted: pay them another way (a demo's simulated raters likewise).
 """
 
 from __future__ import annotations
@@ -75,10 +75,11 @@ def payments_pay_out(*, payment_ids, by) -> Payout:
     totals: dict[str, Decimal] = defaultdict(Decimal)
     paid, without_id = [], 0
     for payment in payments:
-        participant = payment.assignment.rater.external_id
-        if not participant:
+        rater = payment.assignment.rater
+        if not rater.external_id or rater.is_simulated:  # a demo's made-up id pays nobody
             without_id += 1
             continue
+        participant = rater.external_id
         totals[participant] += payment.amount
         paid.append(payment.pk)
     now = timezone.now()

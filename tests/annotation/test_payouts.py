@@ -29,13 +29,16 @@ def paid_for(rater: Rater, session: Session, status: str, amount="12.00", curren
 @pytest.fixture
 def payments():
     """Rater PA: two approved sessions; PB: one approved (5.50), one pending, one
-    rejected; a signed-in rater without a marketplace id: one approved."""
+    rejected; a signed-in rater without a marketplace id and a demo's simulated rater:
+    one approved each."""
     study = tiny_study(stimuli=18, session_size=6).study
     first, second, third = Session.objects.filter(study=study).order_by("index")[:3]
     a = RaterFactory(external_id="PA")
     b = RaterFactory(external_id="PB")
     account = RaterFactory(external_id=None)
+    simulated = RaterFactory(external_id="SIM-demo-01", is_simulated=True)
     return {
+        "simulated": paid_for(simulated, first, "approved"),
         "a1": paid_for(a, first, "approved"),
         "a2": paid_for(a, second, "approved"),
         "b1": paid_for(b, first, "approved", amount="5.50"),
@@ -52,13 +55,13 @@ def test_approved_payments_are_paid_out_once_one_line_per_participant(payments):
     # then
     assert payout.lines == [("PA", Decimal("24.00")), ("PB", Decimal("5.50"))]
     assert payout.bonus_lines() == "PA,24.00\nPB,5.50\n"
-    assert (payout.currency, payout.payments, payout.without_participant_id) == ("USD", 3, 1)
+    assert (payout.currency, payout.payments, payout.without_participant_id) == ("USD", 3, 2)
     paid = set(Payment.objects.exclude(paid_out_at=None).values_list("pk", flat=True))
     assert paid == {payments[k].pk for k in ("a1", "a2", "b1")}
     assert {p.paid_out_at for p in Payment.objects.filter(pk__in=paid)} == {payout.paid_at}
     # and a second pay-out pays nobody again
     again = payments_pay_out(payment_ids=[p.pk for p in payments.values()], by=admin)
-    assert (again.lines, again.payments, again.without_participant_id) == ([], 0, 1)
+    assert (again.lines, again.payments, again.without_participant_id) == ([], 0, 2)
 
 
 @pytest.mark.parametrize("mixed", ["study", "currency"])
@@ -149,7 +152,10 @@ def test_the_admin_pays_out_as_a_file_of_bonus_lines_once(payments, superuser):
     assert response.content.decode() == "PA,24.00\nPB,5.50\n"
     page = superuser.get("/admin/annotation/payment/").content.decode()
     assert f"Paid out 3 payment(s) of {slug} to 2 participant(s), 29.50 USD in all" in page
-    assert "1 approved payment(s) of raters without a marketplace id were left out" in page
+    assert (
+        "2 approved payment(s) of raters without a marketplace id (or simulated) were left out"
+        in page
+    )
     # and a second time, nothing
     again = act(superuser, "pay_out", chosen, follow=True)
     assert "Nothing to pay out: no approved payment among those chosen" in again.content.decode()
