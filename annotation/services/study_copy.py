@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import logging
 
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 
+from annotation.errors import ValidationFailed
 from annotation.models import Study
 from annotation.models.study import new_entry_token
 
@@ -42,25 +43,33 @@ def _copy(instance: models.Model, **changes) -> models.Model:
     return type(instance).objects.create(**{**_field_values(instance), **changes})
 
 
-def _free_slug(slug: str) -> str:
+def _study_copy(study: Study) -> Study:
+    """The study row copied under the first free slug of ``<slug>-copy``,
+    ``<slug>-copy-2``, ...: one taken meanwhile by another copy (two admins at once) is
+    passed over."""
     for n in range(1, 1000):
         suffix = "-copy" if n == 1 else f"-copy-{n}"
-        candidate = slug[: 80 - len(suffix)] + suffix
-        if not Study.objects.filter(slug=candidate).exists():
-            return candidate
-    raise RuntimeError(f"no free slug for a copy of '{slug}'")
+        slug = study.slug[: 80 - len(suffix)] + suffix
+        if Study.objects.filter(slug=slug).exists():
+            continue
+        try:
+            with transaction.atomic():
+                return _copy(
+                    study,
+                    name=f"{study.name} (copy)"[:200],
+                    slug=slug,
+                    state=Study.State.DRAFT,
+                    entry_token=new_entry_token(),
+                )
+        except IntegrityError:
+            continue
+    raise ValidationFailed(f"no free slug is left for a copy of '{study.slug}'")
 
 
 @transaction.atomic
 def study_duplicate(*, study: Study, by) -> Study:
     """A new draft study with ``study``'s protocol (see the module docstring)."""
-    copy = _copy(
-        study,
-        name=f"{study.name} (copy)"[:200],
-        slug=_free_slug(study.slug),
-        state=Study.State.DRAFT,
-        entry_token=new_entry_token(),
-    )
+    copy = _study_copy(study)
     for name in SETTINGS:
         settings = getattr(study, name, None)  # a missing one-to-one raises: getattr's default
         if settings is not None:

@@ -4,6 +4,7 @@ the action vocabulary; none of its videos, sessions, raters or answers."""
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.db.models import QuerySet
 from django.forms.models import model_to_dict
 from django.test import Client
 
@@ -112,6 +113,25 @@ def test_a_second_copy_takes_the_next_free_slug():
     of_copy = study_duplicate(study=first, by=admin)
     assert (first.slug, second.slug) == (f"{original.slug}-copy", f"{original.slug}-copy-2")
     assert (of_copy.slug, of_copy.name) == (f"{original.slug}-copy-copy", "Main (copy) (copy)")
+
+
+def test_a_copy_passes_over_a_slug_taken_meanwhile(monkeypatch):
+    # given: another copy takes "<slug>-copy" between the check and the insert
+    original = tiny_study(name="Main").study
+    exists = QuerySet.exists
+
+    def taken_meanwhile(queryset):
+        found = exists(queryset)
+        if not found and not exists(Study.objects.filter(slug=f"{original.slug}-copy")):
+            Study.objects.create(name="other", slug=f"{original.slug}-copy")
+        return found
+
+    monkeypatch.setattr(QuerySet, "exists", taken_meanwhile)
+    # when
+    copy = study_duplicate(study=original, by=UserFactory(is_staff=True))
+    # then
+    assert copy.slug == f"{original.slug}-copy-2"
+    assert Study.objects.get(slug=f"{original.slug}-copy").name == "other"
 
 
 def test_the_admin_action_copies_each_chosen_study_and_links_the_copy():
