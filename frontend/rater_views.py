@@ -50,6 +50,7 @@ def rater_strings() -> dict[str, str]:
             "Please enlarge the window (or use a larger screen) and press “I agree” again."
         ),
         "consent_failed": gettext("Your consent could not be recorded."),
+        "consent_changed": gettext("The consent text has changed."),
         "expert_answer": gettext("Expert's answer: {value}"),
         "your_answer": gettext("Your answer: {value}"),
         "no_tutorial": gettext("This study has no tutorial videos."),

@@ -44,8 +44,8 @@ class ParticipationAdmin(admin.ModelAdmin):
         "created_at",
     )
     list_filter = ("study", "qualification_state", "is_excluded")
-    # the rater's own decision (annotation.services.withdrawal): not the team's to change
-    readonly_fields = ("withdrawn_at",)
+    # the rater's own decisions (consent, annotation.services.withdrawal): not the team's
+    readonly_fields = ("consent_at", "consented_text", "withdrawn_at")
     search_fields = ("rater__external_id", "rater__user__username")
     list_select_related = ("rater__user", "study")
 

@@ -65,6 +65,7 @@ def state_payload(participation: Participation) -> dict:
             "slug": study.slug,
             "instructions": study.instructions,
             "consent_text": study.consent_text,
+            "consent_version": study.consent_version,
             "min_viewport_width": study.min_viewport_width,
             "min_viewport_height": study.min_viewport_height,
         },

@@ -83,6 +83,8 @@ class Participation(models.Model):
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="participations")
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participations")
     consent_at = models.DateTimeField(null=True, blank=True)
+    # The consent text as the rater agreed to it (the study's may be edited later).
+    consented_text = models.TextField(blank=True)
     viewing_check = models.JSONField(default=dict, blank=True)
     tutorial_done_at = models.DateTimeField(null=True, blank=True)
     qualification_state = models.CharField(

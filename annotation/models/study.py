@@ -4,6 +4,7 @@ Every protocol number is a per-study setting whose default is the GAIA value
 (docs/PROTOCOL.md); code reads it from here and nowhere else.
 """
 
+import hashlib
 import secrets
 from decimal import Decimal
 
@@ -160,6 +161,12 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def consent_version(self) -> str:
+        """Names the consent text as it is now: the rater page sends it back with the
+        consent, so that a text edited meanwhile is read again before it is agreed to."""
+        return hashlib.sha256(self.consent_text.encode()).hexdigest()[:16]
 
 
 class Dimension(models.Model):

@@ -11,7 +11,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.designs.base import refuse_nul
-from annotation.errors import NotFound, PermissionDenied, StudyNotRunning, ValidationFailed
+from annotation.errors import (
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    StudyNotRunning,
+    ValidationFailed,
+)
 from annotation.models import Participation, Rater, Study
 from annotation.services.qualification import qualification_items
 
@@ -159,18 +165,27 @@ def _pixel_ratio(data: dict) -> float:
 
 
 def participation_consent(*, participation: Participation, data: object) -> Participation:
-    """Record consent and the viewing conditions; refuse screens smaller than required."""
+    """Record consent (with the text agreed to) and the viewing conditions; refuse screens
+    smaller than required, and a consent to a text edited since the page showed it (its
+    ``consent_version``, when sent, is no longer the study's)."""
     if not isinstance(data, dict):
         raise ValidationFailed("the consent must be a JSON object")
     if data.get("accept") is not True:
         raise ValidationFailed("consent must be accepted to take part")
+    study = participation.study
+    version = data.get("consent_version")
+    if participation.consent_at is None and version not in (None, study.consent_version):
+        # edited since the page showed it: what the rater read is not what would be kept
+        raise Conflict(
+            "the consent text has changed since this page showed it: please read it again",
+            extra={"error": "consent_changed", "consent_version": study.consent_version},
+        )
     viewport = (
         _pixels(data, "viewport_width", required=True),
         _pixels(data, "viewport_height", required=True),
     )
     user_agent = str(data.get("user_agent", ""))[:400]
     refuse_nul(user_agent, what="'user_agent'")
-    study = participation.study
     if viewport[0] < study.min_viewport_width or viewport[1] < study.min_viewport_height:
         raise ValidationFailed(
             f"this study needs a browser window of at least {study.min_viewport_width} x "
@@ -188,8 +203,11 @@ def participation_consent(*, participation: Participation, data: object) -> Part
     }
     if participation.consent_at is None:
         participation.consent_at = timezone.now()
+        participation.consented_text = study.consent_text
         participation.qualification_order_seed = secrets.randbits(62)
-    participation.save(update_fields=["viewing_check", "consent_at", "qualification_order_seed"])
+    participation.save(
+        update_fields=["viewing_check", "consent_at", "consented_text", "qualification_order_seed"]
+    )
     return participation
 
 

@@ -45,6 +45,31 @@ def test_consent_sends_the_viewing_conditions(page, live_server, rater_study):
     assert "Chrome" in check["user_agent"]
 
 
+def test_a_consent_text_edited_while_the_page_showed_it_is_shown_again(
+    page, live_server, rater_study
+):
+    # given: the page shows the consent text, then the team corrects it
+    tiny = rater_study(consent_text="Version one.")
+    enter(page, live_server, tiny, "P1")
+    text = page.locator('#step-consent [data-field="consent-text"]')
+    assert text.inner_text() == "Version one."
+    Study.objects.filter(pk=tiny.study.pk).update(consent_text="Version two.")
+    # when: the rater agrees to what they read
+    page.click("#consent-accept")
+    # then: the new text is shown, and why
+    page.locator("#consent-error").wait_for()
+    assert page.locator('#consent-error [data-field="title"]').inner_text() == (
+        "The consent text has changed."
+    )
+    assert text.inner_text() == "Version two."
+    assert wait_step(page, "consent") == "consent"
+    assert Participation.objects.get(rater__external_id="P1").consent_at is None
+    # when: they agree to it
+    agree(page)
+    # then
+    assert Participation.objects.get(rater__external_id="P1").consented_text == "Version two."
+
+
 def test_the_keyboard_goes_on_from_each_new_step(page, live_server, rater_study):
     tiny = rater_study()
     enter(page, live_server, tiny, "P1")

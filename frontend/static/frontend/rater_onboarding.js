@@ -21,12 +21,16 @@ import { route, routeSafely } from "./rater_flow.js";
 
 // consent
 
-export function showConsent() {
-  showStep("consent");
-  const section = $("#step-consent");
+function fillConsent(section) {
   field(section, "study-name").textContent = state.study.name;
   field(section, "instructions").textContent = state.study.instructions;
   field(section, "consent-text").textContent = state.study.consent_text;
+}
+
+export function showConsent() {
+  showStep("consent");
+  const section = $("#step-consent");
+  fillConsent(section);
   const button = $("#consent-accept");
   button.disabled = false;
   button.onclick = async () => {
@@ -43,13 +47,22 @@ export function showConsent() {
           screen_width: window.screen?.width || 0,
           screen_height: window.screen?.height || 0,
           user_agent: navigator.userAgent,
+          // the text as this page shows it: one edited meanwhile is shown again, not agreed to
+          consent_version: state.study.consent_version,
         }),
       );
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      const changed = error.body.error === "consent_changed";
+      if (changed) {
+        keepState(await api.get("state"));
+        fillConsent(section);
+      }
       const small =
         error.body.error === "viewport_too_small" || error.body.reason === "viewport_too_small";
-      field(box, "title").textContent = t(small ? "viewport_too_small" : "consent_failed");
+      field(box, "title").textContent = changed
+        ? t("consent_changed")
+        : t(small ? "viewport_too_small" : "consent_failed");
       field(box, "detail").textContent = asSentence(error.message);
       field(box, "hint").textContent = small ? t("viewport_hint") : "";
       box.dataset.reason = error.body.reason || error.body.error || "";
