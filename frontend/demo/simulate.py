@@ -112,6 +112,7 @@ def simulate_raters(
             rater=rater,
             study=study,
             consent_at=clock.start,
+            consented_text=study.consent_text,
             # seeded like the sessions' orders: the demo's answers, and so its run's
             # numbers, are the same at every start (the rng's draws follow the order)
             qualification_order_seed=random.Random(f"{name}:test").randrange(2**62),
