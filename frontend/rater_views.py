@@ -136,6 +136,8 @@ def rater_strings() -> dict[str, str]:
         ),
         "video_skipped": gettext("The video was skipped and the study's team told."),
         "progress": gettext("{position} of {length} done"),
+        "time_left": gettext("· about {minutes} min left"),
+        "time_left_under_a_minute": gettext("· less than a minute left"),
         # the item that comes, said to a screen reader: "item_" and the design's key
         "item_slider": gettext("Video {number} of {length}"),
         "item_preference": gettext("Comparison {number} of {length}"),

@@ -1,5 +1,7 @@
 """Rating in real Chromium: qualification, sessions, breaks, the golden gate, completion."""
 
+import re
+
 import pytest
 
 from annotation.models import Assignment, Item, Participation, Stimulus
@@ -304,6 +306,29 @@ def test_keyboard_rating_with_a_replay(page, live_server, rater_study):
 
 
 @pytest.mark.slow
+def test_the_time_left_is_told_from_the_raters_own_pace(page, live_server, rater_study):
+    # given: a page whose clock runs 60 times fast (a second an item reads as a minute),
+    # the two items of the qualification test rated: too few to tell a pace
+    page.add_init_script(
+        "(() => { const now = performance.now.bind(performance);"
+        " performance.now = () => now() * 60; })()"
+    )
+    tiny = rater_study(rest_every=0)
+    onboard(page, live_server, tiny)
+    current_item(page)
+    assert page.locator("#progress-text").inner_text() == "0 of 8 done"
+    assert page.locator("#time-left").is_hidden()
+    # when: a third item
+    rate(page, 55)
+    current_item(page)
+    # then: the seven items left, at the median of the three paces
+    assert page.locator("#progress-text").inner_text() == "1 of 8 done"
+    told = page.locator("#time-left").inner_text()
+    minutes = re.fullmatch(r"· about (\d+) min left", told)
+    assert minutes, told
+    assert 3 <= int(minutes.group(1)) <= 60  # 7 items at 0.5-8 s each, read 60 times slow
+
+
 def test_a_full_session_ends_with_the_code_and_the_redirect(page, live_server, rater_study):
     # given
     tiny = rater_study()

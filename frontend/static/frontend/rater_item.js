@@ -31,7 +31,19 @@ import { holdMedia, takeVideo, takeWindow, win } from "./rater_item_window.js";
 import { message, showBreak, showWaiting, whileWaiting } from "./rater_pauses.js";
 import { advance, route } from "./rater_flow.js";
 
-export let rating = null; // the item on screen: {item, kind, widget, shownAt, submitting}
+// the item on screen: {item, kind, widget, shownAt, shownSince, submitting}
+export let rating = null;
+
+// How long this rater takes an item on this page, from shown to answered (so a break is
+// not counted): the time left in the session or test is told once three are known.
+const paces = [];
+
+function timeLeft(remaining) {
+  if (paces.length < 3 || remaining <= 0) return "";
+  const recent = paces.slice(-10).sort((a, b) => a - b);
+  const minutes = Math.round((recent[Math.floor(recent.length / 2)] * remaining) / 60000);
+  return minutes < 1 ? t("time_left_under_a_minute") : t("time_left", { minutes });
+}
 
 function showProgress(body) {
   $("#progress").max = Math.max(1, body.length);
@@ -40,6 +52,9 @@ function showProgress(body) {
     position: body.position,
     length: body.length,
   });
+  const left = timeLeft(body.length - body.position);
+  $("#time-left").textContent = left;
+  $("#time-left").hidden = !left;
 }
 
 /** The server's next/ answer: its window replaces the page's. */
@@ -91,6 +106,7 @@ async function showCurrent() {
   };
   refresh();
   current.shownAt = clock.iso();
+  current.shownSince = performance.now();
   rating = current;
   leaving.push(() => {
     current.widget.stop();
@@ -159,6 +175,7 @@ export async function submitRating() {
   rating.refresh();
   notice("");
   const answeredAt = performance.now();
+  paces.push(answeredAt - rating.shownSince);
   const answer = {
     client_uuid: newUuid(),
     item: item.id,
