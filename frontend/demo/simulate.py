@@ -19,7 +19,16 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.designs import design_of, values_digest
-from annotation.models import Answer, Assignment, Item, Participation, Rater, Session, Study
+from annotation.models import (
+    Answer,
+    Assignment,
+    Item,
+    Participation,
+    Payment,
+    Rater,
+    Session,
+    Study,
+)
 from annotation.selectors import item_layout, items_by_pk
 from annotation.services.answers import Envelope, layout_ids
 from annotation.services.participation import participation_tutorial_done
@@ -198,6 +207,11 @@ def _answer_sessions(
                 "last_answered_at",
                 "finished_at",
             ]
+        )
+        # due as a real rater's (session_answers._finish), for the admin to decide
+        Payment.objects.get_or_create(
+            assignment=assignment,
+            defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
         )
         answered += len(items)
         if not gate.passed:  # as a real rater, stopped at the gate: no next session

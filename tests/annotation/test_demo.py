@@ -11,6 +11,7 @@ from annotation.models import (
     BatchAudit,
     LabelAnswer,
     Participation,
+    Payment,
     Rater,
     Session,
     Stimulus,
@@ -109,6 +110,15 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
     audits = BatchAudit.objects.filter(assignment__session__study=questionnaire)
     assert sorted(audits.values_list("verdict", flat=True)) == ["accepted", "rejected"]
     assert len(audit_queue(study=questionnaire)) == 1
+    # every finished session is due its payment, as a real rater's, for the admin to
+    # decide: the rejected batch's is rejected with the audit's reason
+    finished = Assignment.objects.filter(rater__is_simulated=True, finished_at__isnull=False)
+    assert Payment.objects.count() == finished.count() > 0
+    rejected = Payment.objects.get(assignment__audit__verdict="rejected")
+    assert rejected.status == "rejected" and rejected.note.startswith("batch rejected in its audit")
+    assert set(Payment.objects.exclude(pk=rejected.pk).values_list("status", flat=True)) == {
+        "pending"
+    }
     assert Stimulus.objects.filter(study=questionnaire, role="tutorial").count() == 2
     asked = Stimulus.objects.filter(study=questionnaire, role="stimulus").first().asked_questions
     assert asked[0] == "aes_overall_score" and 4 <= len(asked) <= 6  # kept through transcoding
