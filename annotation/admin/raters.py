@@ -26,7 +26,8 @@ class ParticipationInline(admin.TabularInline):
 
 @admin.register(Rater)
 class RaterAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "pseudonym", "user", "created_at")
+    list_display = ("__str__", "pseudonym", "user", "erased_at", "created_at")
+    readonly_fields = ("erased_at",)  # `manage.py erase_rater` (annotation.services.erasure)
     search_fields = ("external_id", "user__username")
     inlines = [ParticipationInline]
     list_select_related = ("user",)

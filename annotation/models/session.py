@@ -57,6 +57,9 @@ class Rater(models.Model):
     # A simulated rater of a demo study: its answers are made up (frontend/demo), and
     # every page and export that lists raters says so.
     is_simulated = models.BooleanField(default=False)
+    # When the person's identifying data was erased at their request
+    # (annotation.services.erasure); their answers stay, anonymous.
+    erased_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
