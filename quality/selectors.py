@@ -172,9 +172,9 @@ def _iso(moment) -> str | None:
 def study_exclusions(*, study: Study) -> list[Exclusion]:
     """The exclusions the study's state decides before any analysis: raters who withdrew,
     raters and sessions an admin excluded (with the reason, who and when), and finished
-    sessions whose golden
-    agreement failed the gate (``eligible_for_next`` false: PLCC at or below the threshold
-    when the session ended, or undefined) unless ``study.keep_failed_gate_sessions``.
+    sessions whose golden agreement failed the gate (``eligible_for_next`` false: PLCC at
+    or below the threshold when the session ended, or undefined) unless
+    ``study.keep_failed_gate_sessions``.
     Sorted by rater and session; a session of an excluded rater is not listed again."""
     exclusions = []
     excluded_raters = set()

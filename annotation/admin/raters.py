@@ -4,9 +4,9 @@ what they are paid for them (decided and paid out through its actions)."""
 from django.contrib import admin, messages
 from django.http import HttpResponse
 
-from annotation.errors import ApplicationError, Conflict
+from annotation.errors import ApplicationError
 from annotation.models import Assignment, Participation, Payment, Rater
-from annotation.services.admin_actions import payment_decide
+from annotation.services.admin_actions import payments_decide
 from annotation.services.payouts import payments_pay_out
 
 
@@ -106,14 +106,9 @@ class PaymentAdmin(admin.ModelAdmin):
         return False  # a finished session makes its payment (session_answers)
 
     def _decide(self, request, queryset, *, approve: bool) -> None:
-        decided, passed = 0, 0
-        for payment in queryset.order_by("pk"):
-            try:
-                payment_decide(payment=payment, approve=approve, note="", by=request.user)
-            except Conflict:  # decided already (by someone else meanwhile, too)
-                passed += 1
-            else:
-                decided += 1
+        decided, passed = payments_decide(
+            payment_ids=queryset.values_list("pk", flat=True), approve=approve, by=request.user
+        )
         verb = "approved" if approve else "rejected"
         left = f"; {passed} were decided already and are left as they are" if passed else ""
         self.message_user(request, f"{decided} payment(s) {verb}{left}.", messages.SUCCESS)

@@ -148,6 +148,19 @@ def participation_exclude(*, participation: Participation, reason: str, by) -> P
     return participation
 
 
+def payments_decide(*, payment_ids, approve: bool, by) -> tuple[int, int]:
+    """Decide the pending payments among ``payment_ids`` at once (the admin's bulk
+    actions): one update, which passes over a payment decided meanwhile. Returns
+    (decided now, left as they were: decided already)."""
+    ids = list(payment_ids)
+    status = Payment.Status.APPROVED if approve else Payment.Status.REJECTED
+    decided = Payment.objects.filter(pk__in=ids, status=Payment.Status.PENDING).update(
+        status=status, decided_at=timezone.now()
+    )
+    logger.info("admin %s %s %d payment(s) of %d chosen", by.pk, status, decided, len(ids))
+    return decided, len(ids) - decided
+
+
 @transaction.atomic
 def payment_decide(*, payment: Payment, approve: bool, note: str = "", by) -> Payment:
     payment = Payment.objects.select_for_update().get(pk=payment.pk)

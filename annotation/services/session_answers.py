@@ -40,6 +40,15 @@ from annotation.services.rest_breaks import answered_moment, break_after
 logger = logging.getLogger(__name__)
 
 
+def payment_due(*, assignment: Assignment, study: Study) -> Payment:
+    """The finished session's payment, pending the admin's decision (once per session)."""
+    payment, _ = Payment.objects.get_or_create(
+        assignment=assignment,
+        defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
+    )
+    return payment
+
+
 def _finish(assignment: Assignment, study: Study) -> None:
     """The session is over: the design's golden gate decides whether the rater may go on,
     and the session's payment is due."""
@@ -48,10 +57,7 @@ def _finish(assignment: Assignment, study: Study) -> None:
     assignment.eligible_for_next = gate.passed
     assignment.state = Assignment.State.FINISHED
     assignment.finished_at = timezone.now()
-    Payment.objects.get_or_create(
-        assignment=assignment,
-        defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
-    )
+    payment_due(assignment=assignment, study=study)
     adaptive_review_due(study=study)  # the session's ratings count from its commit on
     logger.info(
         "assignment %s finished: golden agreement %s, eligible %s",

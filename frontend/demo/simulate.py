@@ -24,7 +24,6 @@ from annotation.models import (
     Assignment,
     Item,
     Participation,
-    Payment,
     Rater,
     Session,
     Study,
@@ -37,6 +36,7 @@ from annotation.services.qualification import (
     qualification_items,
     qualification_seed,
 )
+from annotation.services.session_answers import payment_due
 
 # values(item, layout, rater profile, rng) -> the design's Values for that answer
 Simulate = Callable[[Item, list, dict, np.random.Generator], object]
@@ -208,11 +208,7 @@ def _answer_sessions(
                 "finished_at",
             ]
         )
-        # due as a real rater's (session_answers._finish), for the admin to decide
-        Payment.objects.get_or_create(
-            assignment=assignment,
-            defaults={"amount": study.payment_per_session, "currency": study.payment_currency},
-        )
+        payment_due(assignment=assignment, study=study)  # as a real rater's, to decide
         answered += len(items)
         if not gate.passed:  # as a real rater, stopped at the gate: no next session
             break

@@ -1,17 +1,16 @@
 """Paying raters (annotation.services.payouts and the payments' admin): approved session
 payments become the marketplace's bulk bonus lines once, one line per participant."""
 
-import threading
 from decimal import Decimal
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from annotation.errors import ValidationFailed
 from annotation.models import Assignment, Payment, Rater, Session
 from annotation.services.payouts import payments_pay_out
 from tests.annotation.rater_fixtures import tiny_study
+from tests.annotation.test_questionnaire_design import run_at_once
 from tests.factories import RaterFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -89,25 +88,14 @@ def test_a_pay_out_across_studies_or_currencies_is_refused_whole(payments, mixed
 @pytest.mark.django_db(transaction=True)
 def test_two_admins_paying_out_at_once_pay_each_payment_once(payments):
     ids = [p.pk for p in payments.values()]
-    admins = [UserFactory(is_staff=True) for _ in range(2)]
-    payouts, errors = [], []
-    start = threading.Barrier(2)
-
-    def pay(admin):
-        try:
-            start.wait()
-            payouts.append(payments_pay_out(payment_ids=ids, by=admin))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=pay, args=(admin,)) for admin in admins]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    first, second = (UserFactory(is_staff=True) for _ in range(2))
+    # when
+    payouts = run_at_once(
+        lambda: payments_pay_out(payment_ids=ids, by=first),
+        lambda: payments_pay_out(payment_ids=ids, by=second),
+    )
+    # then: one pays all three, the other none
+    assert not [p for p in payouts if isinstance(p, Exception)]
     assert sorted(p.payments for p in payouts) == [0, 3]
     lines = [line for p in payouts for line in p.lines]
     assert lines == [("PA", Decimal("24.00")), ("PB", Decimal("5.50"))]
@@ -128,16 +116,20 @@ def act(client, action: str, payments: list[Payment], **extra):
     return client.post("/admin/annotation/payment/", data, **extra)
 
 
-def test_the_admin_approves_the_pending_ones_and_leaves_the_decided(payments, superuser):
-    # when
-    response = act(superuser, "approve", [payments["b2"], payments["b3"]], follow=True)
+@pytest.mark.parametrize(("action", "status"), [("approve", "approved"), ("reject", "rejected")])
+def test_the_admin_decides_the_pending_ones_and_leaves_the_decided(
+    payments, superuser, action, status
+):
+    # when: a pending payment and two decided ones (one rejected, one approved)
+    chosen = [payments["b2"], payments["b3"], payments["a1"]]
+    response = act(superuser, action, chosen, follow=True)
     # then
-    assert "1 payment(s) approved; 1 were decided already and are left as they are." in (
+    assert f"1 payment(s) {status}; 2 were decided already and are left as they are." in (
         response.content.decode()
     )
-    b2, b3 = (Payment.objects.get(pk=payments[k].pk) for k in ("b2", "b3"))
-    assert (b2.status, b3.status) == ("approved", "rejected")
-    assert b2.decided_at is not None
+    b2, b3, a1 = (Payment.objects.get(pk=payments[k].pk) for k in ("b2", "b3", "a1"))
+    assert (b2.status, b3.status, a1.status) == (status, "rejected", "approved")
+    assert b2.decided_at is not None and b3.decided_at is None
 
 
 def test_the_admin_pays_out_as_a_file_of_bonus_lines_once(payments, superuser):
