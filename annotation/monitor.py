@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Q
 from django.utils import timezone
 
+from annotation.counting import counts_q
 from annotation.designs import design_of
 from annotation.models import Answer, Assignment, Item, Participation, Session, Stimulus, Study
 from annotation.selectors import break_seconds_left
@@ -45,6 +46,7 @@ def study_monitor(*, study: Study) -> dict:
     assignments = list(
         Assignment.objects.filter(session__study=study)
         .select_related("rater", "session")
+        .annotate(counts=ExpressionWrapper(counts_q(study), output_field=BooleanField()))
         .order_by("session__index", "started_at")
     )
     figures = _answer_figures(study)
@@ -95,35 +97,40 @@ def study_monitor(*, study: Study) -> dict:
         "progress": _progress(
             study,
             figures,
-            excluded_sessions={a.pk for a in assignments if a.state == Assignment.State.EXCLUDED},
+            not_counting={a.pk for a in assignments if not a.counts},
             adaptive=adaptive,
         ),
     }
 
 
+def _not_counting(study: Study) -> set[int]:
+    """The study's sessions that no longer count (annotation.counting): excluded ones,
+    those of raters excluded from the study and, unless kept, those that failed the
+    golden gate."""
+    sessions = Assignment.objects.filter(session__study=study).exclude(counts_q(study))
+    return set(sessions.values_list("pk", flat=True))
+
+
 def study_progress(*, study: Study) -> dict:
     """The study's progress alone (the monitor's "progress")."""
-    excluded_sessions = set(
-        Assignment.objects.filter(
-            session__study=study, state=Assignment.State.EXCLUDED
-        ).values_list("pk", flat=True)
-    )
     return _progress(
         study,
         _answer_figures(study),
-        excluded_sessions=excluded_sessions,
+        not_counting=_not_counting(study),
         adaptive=adaptive_summary(study=study),
     )
 
 
 def _progress(
-    study: Study, figures: dict[int, dict], *, excluded_sessions: set[int], adaptive: dict | None
+    study: Study, figures: dict[int, dict], *, not_counting: set[int], adaptive: dict | None
 ) -> dict:
     """Progress in the study's items (a video for sliders, a pair for preference, ...)
     that raters can be served: none of a video that failed to transcode, and, where the
-    design builds sessions ahead, only those split into a session. The answers of an
-    excluded session (one an admin excluded, a questionnaire batch rejected in its audit)
-    do not count: its items go to other raters. The target is the design's raters per
+    design builds sessions ahead, only those split into a session. The answers of a
+    session that no longer counts (annotation.counting: one an admin excluded, a
+    questionnaire batch rejected in its audit, a rater's excluded from the study, one
+    that failed its golden gate) do not count: where the design takes a set number of
+    raters per session its items go to other raters. The target is the design's raters per
     session where it has one (questionnaire: raters per video; propose-then-verify:
     proposers or verifiers per segment), else the study's target raters per stimulus.
     With adaptive collection on (``adaptive``: its monitor figures) the target is the
@@ -136,7 +143,7 @@ def _progress(
     if design.sessions_on_demand(study=study) is None:
         servable = servable.filter(session_items__isnull=False).distinct()
     stimuli = servable.count()
-    counted = [f for pk, f in figures.items() if pk not in excluded_sessions]
+    counted = [f for pk, f in figures.items() if pk not in not_counting]
     answers = sum(f["regular"] for f in counted)
     recent = sum(f["recent"] for f in counted)
     sessions = Session.objects.filter(study=study).count()

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Q
 
+from annotation.counting import counts_q
 from annotation.designs.base import Design, plain_int, refuse_nul
 from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
@@ -47,7 +48,6 @@ from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
     Answer,
-    Assignment,
     Candidate,
     Dimension,
     ExpertLabel,
@@ -343,13 +343,13 @@ def raters_per_session(*, study, session=None) -> int:
 
 
 def _full_sessions(study):
-    """Sessions of the stage with fewer raters per segment that have them all (sessions
-    excluded, e.g. rejected, do not count); none when both stages take as many."""
+    """Sessions of the stage with fewer raters per segment that have them all (counting
+    only sessions that count, annotation.counting); none when both stages take as many."""
     limits = _stage_limits(study)
     stage = min(limits, key=limits.get)
     if limits[stage] == max(limits.values()):
         return Session.objects.none().values("pk")
-    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+    live = Count("assignments", filter=counts_q(study, "assignments__"))
     of_stage = SessionItem.objects.filter(is_golden=False, item__dimension__key=stage)
     return (
         Session.objects.filter(study=study, pk__in=of_stage.values("session_id"))

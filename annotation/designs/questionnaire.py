@@ -12,8 +12,9 @@ per video), each of its kind (annotation.models.Question): a score, an ordinal l
 - Golden gate and qualification: the share of answers (video x question) that agree
   with the experts' (quality.stats.labels.exemplars: a score within the tolerance, a
   level equal or adjacent, a tag set of Jaccard index at least the threshold).
-- Overlap: each batch (session) is taken by ``raters_per_video`` raters whose batch was
-  not rejected in its audit (annotation.services.audits).
+- Overlap: each batch (session) is taken by ``raters_per_video`` raters whose batch
+  still counts (annotation.counting: not rejected in its audit, annotation.services.audits,
+  nor excluded, nor of a rater excluded from the study, nor failed its golden gate).
 """
 
 from __future__ import annotations

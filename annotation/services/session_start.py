@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Sum
 from django.utils import timezone
 
+from annotation.counting import counts_q
 from annotation.designs import design_of
 from annotation.models import (
     Answer,
@@ -147,8 +148,9 @@ def _next_session(participation: Participation) -> Session | None:
     """The least-rated session open to the rater (sessions_open_to) that has a ready
     item; where the design makes each rater's session (active pair choice), the one it
     makes now. Where the design takes a set number of raters per session (questionnaire
-    overlap), the session's row is locked while its raters are counted again, so that
-    two raters starting at once cannot both take its last place."""
+    overlap), the session's row is locked while its raters are counted again (those
+    whose sessions count, annotation.counting), so that two raters starting at once
+    cannot both take its last place."""
     study = participation.study
     design = design_of(study)
     on_demand = design.sessions_on_demand(study=study)
@@ -162,14 +164,15 @@ def _next_session(participation: Participation) -> Session | None:
     for session_id in candidates.values_list("pk", flat=True)[:20]:
         session = Session.objects.select_for_update().get(pk=session_id)
         own_cap = design.raters_per_session(study=study, session=session)
-        if session.assignments.exclude(state=Assignment.State.EXCLUDED).count() < own_cap:
+        if session.assignments.filter(counts_q(study)).count() < own_cap:
             return session
     return None
 
 
 def sessions_open_to(participation: Participation, *, playable):
     """The study's sessions the rater has not taken and may take, annotated with their
-    raters (the live ones where the design caps them, and below the cap): `playable`, a
+    raters (where the design caps them, those whose sessions count, annotation.counting,
+    and below the cap): `playable`, a
     SessionItem subquery on OuterRef("pk"), says which items count as still to answer
     (videos settled under adaptive collection never do); the design's barred sessions
     (a verifier's own segments, a full stage) are left out."""
@@ -183,7 +186,7 @@ def sessions_open_to(participation: Participation, *, playable):
     cap = design.raters_per_session(study=study)
     if cap is None:
         return sessions.annotate(raters=Count("assignments"))
-    live = Count("assignments", filter=~Q(assignments__state=Assignment.State.EXCLUDED))
+    live = Count("assignments", filter=counts_q(study, "assignments__"))
     return sessions.annotate(raters=live).filter(raters__lt=cap)
 
 

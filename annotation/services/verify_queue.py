@@ -16,11 +16,11 @@ import logging
 from django.db import transaction
 from django.db.models import Count, Q
 
+from annotation.counting import counts_q
 from annotation.designs.propose import verify_item_make
 from annotation.designs.propose_study import PROPOSE, settings_of
 from annotation.models import (
     Answer,
-    Assignment,
     Item,
     Proposal,
     ProposalFlags,
@@ -34,12 +34,12 @@ logger = logging.getLogger(__name__)
 
 
 def _proposals(item: Item) -> list[Answer]:
-    """The item's stage-1 answers that count: in sessions not excluded."""
-    return list(
-        Answer.objects.filter(item=item, assignment__isnull=False)
-        .exclude(assignment__state=Assignment.State.EXCLUDED)
-        .order_by("pk")
-    )
+    """The item's stage-1 answers that count (annotation.counting): not in an excluded
+    session, nor of a rater excluded from the study, nor in a session that failed its
+    golden gate (unless the study keeps those). A proposal that stops counting before
+    its segment's verify item is made frees its place for another proposer."""
+    counted = counts_q(item.study, "assignment__")
+    return list(Answer.objects.filter(counted, item=item, assignment__isnull=False).order_by("pk"))
 
 
 def verify_queue_fill(*, item_id: int) -> StageLink | None:
@@ -116,8 +116,7 @@ def verify_queues_sweep() -> int:
     for study in Study.objects.filter(design="propose_verify", state=Study.State.RUNNING):
         counted = Count(
             "answers",
-            filter=Q(answers__assignment__isnull=False)
-            & ~Q(answers__assignment__state=Assignment.State.EXCLUDED),
+            filter=Q(answers__assignment__isnull=False) & counts_q(study, "answers__assignment__"),
         )
         due = (
             Item.objects.filter(
