@@ -21,7 +21,13 @@ from annotation.models import (
     Study,
 )
 from annotation.roles import is_admin, is_researcher
-from annotation.services.audits import audit_decide, audit_open, audit_queue, plan_characteristic
+from annotation.services.audits import (
+    audit_decide,
+    audit_open,
+    audit_passed_over,
+    audit_queue,
+    plan_characteristic,
+)
 from quality.stats.labels.exemplars import INVALID
 
 
@@ -134,6 +140,7 @@ def audits(request, slug: str):
             "study": study,
             "plan": settings_of(study),
             "queue": audit_queue(study=study),
+            "passed_over": audit_passed_over(study=study),
             "decided": decided,
             "accepted": sum(a.verdict == BatchAudit.Verdict.ACCEPTED for a in decided),
             "rejected": sum(a.verdict == BatchAudit.Verdict.REJECTED for a in decided),

@@ -25,6 +25,7 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.counting import counts_q
 from annotation.designs.base import refuse_nul
 from annotation.designs.questionnaire_study import settings_of
 from annotation.errors import Conflict, NotFound, ValidationFailed
@@ -179,11 +180,26 @@ def _reject(assignment: Assignment, *, reason: str, by) -> None:
     payment.save(update_fields=["status", "decided_at", "note"])
 
 
+def _undecided(study):
+    return Assignment.objects.filter(session__study=study, state=Assignment.State.FINISHED).exclude(
+        audit__verdict__in=[BatchAudit.Verdict.ACCEPTED, BatchAudit.Verdict.REJECTED]
+    )
+
+
 def audit_queue(*, study) -> list[Assignment]:
-    """The study's finished batches with no decided audit, oldest first."""
+    """The study's finished batches with no decided audit that still count
+    (annotation.counting), oldest first. A batch that failed its golden gate (where the
+    study does not keep those) or whose rater was excluded from the study is out of every
+    result already: an expert's time is not spent on it (audit_passed_over counts them)."""
     return list(
-        Assignment.objects.filter(session__study=study, state=Assignment.State.FINISHED)
-        .exclude(audit__verdict__in=[BatchAudit.Verdict.ACCEPTED, BatchAudit.Verdict.REJECTED])
+        _undecided(study)
+        .filter(counts_q(study))
         .select_related("rater", "session", "audit", "audit__auditor")
         .order_by("finished_at", "pk")
     )
+
+
+def audit_passed_over(*, study) -> int:
+    """The finished batches without a decided audit that the queue leaves out, as they no
+    longer count (their payments are decided in the Payments admin as any other)."""
+    return _undecided(study).exclude(counts_q(study)).count()

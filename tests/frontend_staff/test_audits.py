@@ -24,6 +24,7 @@ from annotation.models import (
     Payment,
 )
 from annotation.roles import RESEARCHERS_GROUP
+from annotation.services.admin_actions import participation_exclude
 from annotation.services.session_start import assignment_start_next
 from tests.annotation.design_fixtures import Answerer, tiny_questionnaire_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
@@ -174,6 +175,32 @@ def test_the_queue_lists_finished_batches_then_the_decided_ones():
     assert f'data-assignment="{first.pk}"' in history
     assert "Rejected" in history and "tags missing" in history and "expert" in history
     assert f'data-assignment="{second.pk}"' not in history
+
+
+def test_the_queue_passes_over_batches_that_no_longer_count():
+    # given: three sessions; one batch passes its gate, one fails it, one is an
+    # excluded rater's
+    tiny = tiny_questionnaire_study(session_size=2, stimuli=6)
+    passed = finished_batch(tiny)
+    failed = finished_batch(tiny, right=False)
+    excluded = finished_batch(tiny)
+    participation = Participation.objects.get(rater_id=excluded.rater_id, study=tiny.study)
+    participation_exclude(participation=participation, reason="spam", by=UserFactory())
+    client, _ = staff_client()
+    # when
+    body = client.get(f"/studies/{tiny.study.slug}/audits/").content.decode()
+    # then: only the batch that counts waits for an expert; the page says why two do not
+    assert failed.eligible_for_next is False
+    assert 'id="queue-count">(1)' in body and f'data-assignment="{passed.pk}"' in body
+    assert f'data-assignment="{failed.pk}"' not in body
+    assert f'data-assignment="{excluded.pk}"' not in body
+    assert "2 finished batches are not listed" in " ".join(body.split())
+    # and a study that keeps failed-gate sessions has that batch audited
+    tiny.study.keep_failed_gate_sessions = True
+    tiny.study.save(update_fields=["keep_failed_gate_sessions"])
+    body = client.get(f"/studies/{tiny.study.slug}/audits/").content.decode()
+    assert 'id="queue-count">(2)' in body and f'data-assignment="{failed.pk}"' in body
+    assert "1 finished batch is not listed" in " ".join(body.split())
 
 
 def test_a_simulated_raters_batch_is_marked_so_in_the_queue_and_in_the_history():
