@@ -26,9 +26,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Q
 
-from annotation.counting import counts_q
 from annotation.designs.base import Design, plain_int, refuse_nul
 from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
@@ -36,6 +34,7 @@ from annotation.designs.propose_manifest import (
     check_manifest_extra,
     store_manifest_extra,
 )
+from annotation.designs.propose_sessions import barred_sessions, raters_per_session
 from annotation.designs.propose_study import (
     PROPOSE,
     STAGES,
@@ -47,7 +46,6 @@ from annotation.designs.propose_study import (
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
-    Answer,
     Candidate,
     Dimension,
     ExpertLabel,
@@ -55,8 +53,6 @@ from annotation.models import (
     ItemMember,
     Proposal,
     ProposalFlags,
-    Session,
-    SessionItem,
     StageLink,
     Stimulus,
     Verdict,
@@ -320,58 +316,6 @@ def state_payload(*, study) -> dict:
             for group in vocabulary.groups
         ],
     }
-
-
-# --- sessions ---------------------------------------------------------------------------
-
-
-def _stage_limits(study) -> dict[str, int]:
-    chosen = settings_of(study)
-    return {PROPOSE: chosen.proposers_per_item, VERIFY: chosen.verifiers_per_item}
-
-
-def raters_per_session(*, study, session=None) -> int:
-    """The raters a session takes: its stage's proposers or verifiers per segment (AVA:
-    3 each); without a session, the larger (sessions are first chosen by that, then
-    counted again under their lock against their own stage's number)."""
-    limits = _stage_limits(study)
-    if session is None:
-        return max(limits.values())
-    regular = SessionItem.objects.filter(session=session, is_golden=False)
-    stage = regular.values_list("item__dimension__key", flat=True).first()
-    return limits.get(stage, max(limits.values()))
-
-
-def _full_sessions(study):
-    """Sessions of the stage with fewer raters per segment that have them all (counting
-    only sessions that count, annotation.counting); none when both stages take as many."""
-    limits = _stage_limits(study)
-    stage = min(limits, key=limits.get)
-    if limits[stage] == max(limits.values()):
-        return Session.objects.none().values("pk")
-    live = Count("assignments", filter=counts_q(study, "assignments__"))
-    of_stage = SessionItem.objects.filter(is_golden=False, item__dimension__key=stage)
-    return (
-        Session.objects.filter(study=study, pk__in=of_stage.values("session_id"))
-        .annotate(raters=live)
-        .filter(raters__gte=limits[stage])
-        .values("pk")
-    )
-
-
-def barred_sessions(*, participation):
-    """The sessions a rater may not take: those verifying segments they proposed for,
-    and those of a stage whose raters per segment are all there (the stages may want
-    different numbers, one session cap serves both)."""
-    proposed = Answer.objects.filter(
-        participation=participation, item__dimension__key=PROPOSE, assignment__isnull=False
-    ).values("item_id")
-    verify_items = StageLink.objects.filter(
-        propose_item__in=proposed, verify_item__isnull=False
-    ).values("verify_item_id")
-    own = SessionItem.objects.filter(item__in=verify_items, is_golden=False).values("session_id")
-    full = _full_sessions(participation.study)
-    return Session.objects.filter(Q(pk__in=own) | Q(pk__in=full)).values("pk")
 
 
 PROPOSE_VERIFY = Design(

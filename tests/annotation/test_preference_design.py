@@ -7,7 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.designs import DESIGNS
-from annotation.designs.preference import WYD_QUESTIONS, build_items
+from annotation.designs.preference import build_items
+from annotation.designs.preference_questions import WYD_QUESTIONS
 from annotation.errors import ImportFailed, ValidationFailed
 from annotation.models import (
     Assignment,
