@@ -20,6 +20,7 @@ from annotation.models import (
     Question,
     Study,
 )
+from annotation.readiness import study_problems
 from annotation.roles import is_admin, is_researcher
 from annotation.services.audits import (
     audit_decide,
@@ -46,11 +47,13 @@ def monitor(request, slug: str):
 def studies(request):
     if not is_researcher(request.user):
         raise PermissionDenied("only researchers and admins see studies")
-    return render(
-        request,
-        "frontend/staff/studies.html",
-        {"studies": Study.objects.order_by("name"), "is_admin": is_admin(request.user)},
-    )
+    studies = list(Study.objects.order_by("name"))
+    admin = is_admin(request.user)
+    if admin:  # what each open study still lacks (annotation.readiness)
+        for study in studies:
+            closed = study.state == Study.State.CLOSED
+            study.problems = [] if closed else study_problems(study=study)
+    return render(request, "frontend/staff/studies.html", {"studies": studies, "is_admin": admin})
 
 
 def exclusion_table(stored: list[dict], rules: tuple[str, ...]) -> dict:

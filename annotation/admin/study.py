@@ -15,9 +15,9 @@ from django.utils.html import format_html
 
 from annotation.admin.questionnaire import shipped_question_sets, uploaded_question_set
 from annotation.admin.study_inlines import DESIGN_INLINES, DimensionInline
-from annotation.designs.slider import unscored_reference_videos
 from annotation.errors import ApplicationError
 from annotation.models import AdaptiveSettings, Answer, Item, Study
+from annotation.readiness import study_problems
 from annotation.services.adaptive import adaptive_settings_saved
 from annotation.services.question_sets import (
     QuestionSetError,
@@ -75,6 +75,8 @@ class StudyAdmin(admin.ModelAdmin):
             names = ", ".join(study.dimensions.order_by("order").values_list("label", flat=True))
             if names:
                 self.message_user(request, f"The design's questions were added: {names}.")
+        if study.state == Study.State.RUNNING and "state" in form.changed_data:
+            self._say_problems(request, study, starting=True)
         if study.state == Study.State.RUNNING and not study.dimensions.exists():
             # raters would be shown videos with nothing to answer (and "answer" them)
             Study.objects.filter(pk=study.pk).update(state=Study.State.DRAFT)
@@ -164,21 +166,9 @@ class StudyAdmin(admin.ModelAdmin):
         if (
             request.method == "GET"
             and study is not None
-            and study.design == "slider"
             and self.has_view_or_change_permission(request, study)
         ):
-            unscored = unscored_reference_videos(study=study)
-            if unscored:
-                names = ", ".join(v.original_name or str(v.public_id) for v in unscored[:5])
-                more = f" and {len(unscored) - 5} more" if len(unscored) > 5 else ""
-                self.message_user(
-                    request,
-                    f"{len(unscored)} golden or qualification video(s) lack the experts' "
-                    f"score of some dimension ({names}{more}): the golden gate and the "
-                    "qualification test leave their answers out until the scores are added "
-                    "(Stimuli, each video's Expert scores).",
-                    messages.WARNING,
-                )
+            self._say_problems(request, study)
         token = _form_request.set(request)
         try:
             response = super().changeform_view(request, object_id, *args, **kwargs)
@@ -187,6 +177,16 @@ class StudyAdmin(admin.ModelAdmin):
             return response
         finally:
             _form_request.reset(token)
+
+    def _say_problems(self, request, study, *, starting: bool = False) -> None:
+        """What the study still lacks (annotation.readiness), one message each: an error
+        where raters could not take part usefully, else a warning."""
+        for problem in study_problems(study=study):
+            if starting and problem.code == "no_questions":
+                continue  # save_related keeps it a draft and says so
+            level = messages.ERROR if problem.blocks else messages.WARNING
+            prefix = "Started, but" if starting else "Before raters arrive:"
+            self.message_user(request, f"{prefix} {problem.text}.", level)
 
     def get_readonly_fields(self, request, obj=None):
         readonly = (*super().get_readonly_fields(request, obj), "rater_link")

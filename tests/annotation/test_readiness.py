@@ -1,0 +1,177 @@
+"""What a study still lacks before raters arrive (annotation.readiness), on the Studies
+page, on the study's admin page and when it is started."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
+from annotation.readiness import study_problems
+from annotation.services.studies import study_build_sessions
+from tests.annotation.design_fixtures import tiny_questionnaire_study
+from tests.annotation.rater_fixtures import tiny_study
+from tests.factories import StimulusFactory, UserFactory, make_study
+from tests.frontend_staff.test_admin import admin_form
+
+pytestmark = pytest.mark.django_db
+
+
+def codes(study: Study) -> list[tuple[str, bool]]:
+    return [(p.code, p.blocks) for p in study_problems(study=study)]
+
+
+def teach_every_dimension(study: Study) -> None:
+    for order, dimension in enumerate(study.dimensions.all()):
+        generated, real = StimulusFactory.create_batch(2, study=study, role="tutorial")
+        TutorialPair.objects.create(
+            study=study, dimension=dimension, label=f"e{order}", generated=generated, real=real,
+            order=order,
+        )  # fmt: skip
+
+
+def test_a_new_study_lacks_videos_a_consent_form_a_test_and_a_tutorial():
+    study = make_study(state=Study.State.DRAFT)
+    assert codes(study) == [
+        ("no_videos", True),
+        ("no_consent", False),
+        ("no_qualification", False),
+        ("no_tutorial", False),
+    ]
+    untaught = study_problems(study=study)[-1].text
+    assert "Subject quality, Action completeness, Action-scene interaction" in untaught
+
+
+def test_a_study_asking_no_question_is_blocked_first():
+    study = make_study(consent_text="ok", qualification_size=0)
+    Dimension.objects.filter(study=study).delete()
+    StimulusFactory(study=study)
+    assert codes(study)[0] == ("no_questions", True)
+
+
+def test_a_prepared_slider_study_is_ready():
+    tiny = tiny_study(consent_text="I agree to take part.")
+    teach_every_dimension(tiny.study)
+    assert codes(tiny.study) == []
+
+
+def test_videos_not_split_failed_or_processing_are_named_with_their_counts():
+    # given: a ready study, then new, failed and processing videos
+    tiny = tiny_study(consent_text="ok")
+    teach_every_dimension(tiny.study)
+    StimulusFactory.create_batch(3, study=tiny.study)
+    StimulusFactory(study=tiny.study, status=Stimulus.Status.FAILED)
+    StimulusFactory(study=tiny.study, status=Stimulus.Status.PROCESSING)
+    # when
+    problems = {p.code: p.text for p in study_problems(study=tiny.study)}
+    # then: the processing one is not split yet either
+    assert set(problems) == {"videos_failed", "videos_processing", "unsplit"}
+    assert problems["videos_failed"].startswith("1 video(s) failed")
+    assert problems["videos_processing"].startswith("1 video(s) still being processed")
+    assert problems["unsplit"].startswith("4 video(s) are in no session")
+    # and splitting them leaves only the videos' own problems
+    study_build_sessions(study=tiny.study)
+    assert {p.code for p in study_problems(study=tiny.study)} == {
+        "videos_failed",
+        "videos_processing",
+    }
+
+
+def test_videos_never_split_block_and_sessions_without_golden_open_the_gate():
+    # given: videos imported but never split
+    study = make_study(consent_text="ok", qualification_size=0, golden_per_session=2)
+    teach_every_dimension(study)
+    StimulusFactory.create_batch(2, study=study)
+    assert codes(study) == [("no_sessions", True)]
+    # when: split with no golden video
+    study_build_sessions(study=study)
+    # then: the sessions' gate is open
+    assert codes(study) == [("no_golden", False)]
+    # and a golden pool smaller than asked, when the sessions were made, is said as such
+    other = make_study(consent_text="ok", qualification_size=0, golden_per_session=2)
+    teach_every_dimension(other)
+    golden = StimulusFactory(study=other, role="golden")
+    for dimension in other.dimensions.all():
+        ExpertScore.objects.create(stimulus=golden, dimension=dimension, mean=50, sigma=5)
+    StimulusFactory.create_batch(2, study=other)
+    study_build_sessions(study=other)
+    assert [p.text for p in study_problems(study=other)] == [
+        "1 session(s) have fewer than the 2 golden items asked for (the golden pool was smaller)"
+    ]
+
+
+def test_a_short_test_and_unscored_reference_videos_are_named():
+    tiny = tiny_study(consent_text="ok", qualification_size=5)
+    teach_every_dimension(tiny.study)
+    ExpertScore.objects.filter(stimulus=tiny.golden[0]).first().delete()
+    problems = {p.code: p.text for p in study_problems(study=tiny.study)}
+    assert set(problems) == {"short_qualification", "unscored_reference"}
+    assert problems["short_qualification"] == (
+        "the qualification test takes 2 item(s), all there are, not the 5 asked for"
+    )
+    assert problems["unscored_reference"].startswith("1 golden or qualification video(s)")
+
+
+def test_a_questionnaire_without_exemplars_says_so():
+    tiny = tiny_questionnaire_study(consent_text="ok")
+    assert codes(tiny.study) == []
+    Stimulus.objects.filter(study=tiny.study, role="tutorial").delete()
+    assert codes(tiny.study) == [("no_exemplars", False)]
+
+
+def test_the_studies_page_and_the_admin_say_what_a_study_lacks():
+    # given: a draft with nothing in it, and a ready study
+    draft = make_study(name="Empty draft", state=Study.State.DRAFT)
+    ready = tiny_study(name="Ready", consent_text="ok").study
+    teach_every_dimension(ready)
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    # when
+    page = admin.get("/studies/").content.decode()
+    # then: per study, its problems (blocking ones marked) or "ready"
+    rows = {slug: page.split(f'data-study="{slug}"')[1].split("</tr>")[0] for slug in
+            (draft.slug, ready.slug)}  # fmt: skip
+    assert '<li class="problem-blocks">No videos to rate' in rows[draft.slug]
+    assert '<li class="problem">The consent form is empty' in rows[draft.slug]
+    assert ">ready<" in rows[ready.slug] and "<li" not in rows[ready.slug]
+    # and the admin's page of the draft says them too
+    change = admin.get(f"/admin/annotation/study/{draft.pk}/change/").content.decode()
+    assert "Before raters arrive: no videos to rate" in change
+
+
+def test_researchers_see_no_problems_column():
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import RESEARCHERS_GROUP
+
+    make_study(name="Empty draft")
+    user = UserFactory()
+    user.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    client = Client()
+    client.force_login(user)
+    page = client.get("/studies/").content.decode()
+    assert "Before raters arrive" not in page and "problem" not in page
+
+
+def test_starting_a_study_in_the_admin_says_what_it_still_lacks():
+    # given: a draft with videos split into sessions but no golden video
+    study = make_study(name="Draft", state=Study.State.DRAFT, consent_text="ok")
+    teach_every_dimension(study)
+    StimulusFactory.create_batch(2, study=study)
+    study_build_sessions(study=study)
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = f"/admin/annotation/study/{study.pk}/change/"
+    data = admin_form(admin, url)
+    data["state"] = "running"
+    # when
+    response = admin.post(url, data, follow=True)
+    # then: started, with what it lacks said
+    study.refresh_from_db()
+    assert study.state == Study.State.RUNNING
+    said = [str(m) for m in response.context["messages"]]
+    assert "Started, but 1 session(s) have no golden item" in said[0]
+    assert "Started, but no qualification videos: raters start rating without a test." in said
+    # and saving it again, unchanged, does not repeat them
+    response = admin.post(url, admin_form(admin, url), follow=True)
+    assert not [m for m in response.context["messages"] if str(m).startswith("Started")]
