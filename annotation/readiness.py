@@ -37,7 +37,11 @@ def _videos(study: Study) -> list[Problem]:
     problems = []
     if not counts["regular"]:
         problems.append(
-            Problem("no_videos", "no videos to rate: import a manifest (Studies action)", True)
+            Problem(
+                "no_videos",
+                "no videos to rate: import them (manage.py import_study, or Stimuli, Add)",
+                True,
+            )
         )
     if counts["failed"]:
         problems.append(
@@ -71,7 +75,7 @@ def _sessions(study: Study) -> list[Problem]:
     sessions = Session.objects.filter(study=study).annotate(
         golden=Count("items", filter=Q(items__is_golden=True))
     )
-    split = "split them into sessions (Studies action)"
+    split = 'split the videos into sessions (Studies action "Split new stimuli into sessions")'
     if not sessions.exists():
         return [Problem("no_sessions", f"no sessions yet: {split}", True)]
     problems = []
