@@ -37,6 +37,7 @@ MATRIX = [
     ("post", "api/studies/", {**ADMIN, "admin": 400}),
     ("get", "api/studies/<slug:slug>/progress/", RESEARCH),
     ("get", "api/studies/<slug:slug>/monitor/", {**ADMIN, "admin": 200}),
+    ("get", "api/studies/<slug:slug>/problems/", {**ADMIN, "admin": 200}),
     ("post", "api/studies/<slug:slug>/stimuli/", {**ADMIN, "admin": 400}),
     ("post", "api/studies/<slug:slug>/sessions/", {**ADMIN, "admin": 200}),
     ("post", "api/assignments/<int:pk>/pause/", {**ADMIN, "admin": 200}),

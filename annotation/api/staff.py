@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 from annotation.designs import DESIGNS
 from annotation.models import Assignment, Participation, Payment, Study
 from annotation.monitor import study_monitor, study_progress
+from annotation.readiness import study_problems
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
 from annotation.services.studies import study_build_sessions, study_create
@@ -86,6 +88,18 @@ class StudyProgressView(APIView):
     def get(self, request, slug: str):
         study = get_object_or_404(Study, slug=slug)
         return Response(study_progress(study=study))
+
+
+class StudyProblemsView(APIView):
+    """What the study still lacks before raters arrive (annotation.readiness), blocking
+    ones first: ``[{"code", "text", "blocks"}]``; an empty list for a study ready to run."""
+
+    permission_classes = [IsStudyAdmin]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, slug: str):
+        study = get_object_or_404(Study, slug=slug)
+        return Response([asdict(problem) for problem in study_problems(study=study)])
 
 
 class MonitorView(APIView):

@@ -23,6 +23,7 @@ urlpatterns = [
     path("studies/", staff.StudyListView.as_view(), name="studies"),
     path("studies/<slug:slug>/progress/", staff.StudyProgressView.as_view(), name="progress"),
     path("studies/<slug:slug>/monitor/", staff.MonitorView.as_view(), name="monitor"),
+    path("studies/<slug:slug>/problems/", staff.StudyProblemsView.as_view(), name="problems"),
     path("studies/<slug:slug>/sessions/", staff.SessionBuildView.as_view(), name="build-sessions"),
     path(
         "assignments/<int:pk>/pause/",

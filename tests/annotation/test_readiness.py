@@ -139,6 +139,21 @@ def test_the_studies_page_and_the_admin_say_what_a_study_lacks():
     assert "Before raters arrive: no videos to rate" in change
 
 
+def test_the_api_gives_the_problems_to_admins():
+    study = make_study(state=Study.State.DRAFT, consent_text="ok", qualification_size=0)
+    teach_every_dimension(study)
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True))
+    body = admin.get(f"/api/studies/{study.slug}/problems/").json()
+    assert body == [
+        {
+            "code": "no_videos",
+            "text": "no videos to rate: import them (manage.py import_study, or Stimuli, Add)",
+            "blocks": True,
+        }
+    ]
+
+
 def test_researchers_see_no_problems_column():
     from django.contrib.auth.models import Group
 
