@@ -8,12 +8,19 @@ Where a design takes a set number of raters per session (questionnaire: k raters
 batch; propose-then-verify: proposers and verifiers per segment), only sessions that
 count hold a place (annotation.services.session_start): a place that stops counting goes
 to another rater, so every batch and segment still gets its number of counted raters.
-The monitor's progress counts their answers alone.
+Nor does a session left idle hold it: one still being rated without an answer for the
+study's ``idle_place_hours`` (a rater who left, as a marketplace's time-out) gives its
+place to another rater, though its rater may still come back and finish it (their
+answers then count too: the batch has one rater more). The monitor's progress counts
+the answers of sessions that count.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Assignment, Participation, Study
 
@@ -28,3 +35,26 @@ def counts_q(study: Study, path: str = "") -> Q:
     if not study.keep_failed_gate_sessions:
         condition &= ~Q(**{f"{path}eligible_for_next": False})
     return condition
+
+
+def holds_place_q(study: Study, path: str = "") -> Q:
+    """The condition on an assignment that it holds a place in its session: it may still
+    count and, where the study releases idle places, it is not an active session whose
+    last answer (or start) is ``idle_place_hours`` old."""
+    condition = counts_q(study, path)
+    if study.idle_place_hours:
+        cutoff = timezone.now() - timedelta(hours=study.idle_place_hours)
+        idle = Q(**{f"{path}last_activity_at__lt": cutoff}) | Q(
+            **{f"{path}last_activity_at__isnull": True, f"{path}started_at__lt": cutoff}
+        )
+        condition &= ~(Q(**{f"{path}state": Assignment.State.ACTIVE}) & idle)
+    return condition
+
+
+def place_released(study: Study, assignment: Assignment) -> bool:
+    """Whether the assignment is an idle session whose place went free (holds_place_q),
+    for the monitor's rows (read in Python, where the rows are)."""
+    if not study.idle_place_hours or assignment.state != Assignment.State.ACTIVE:
+        return False
+    last = assignment.last_activity_at or assignment.started_at
+    return last < timezone.now() - timedelta(hours=study.idle_place_hours)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Q
 from django.utils import timezone
 
-from annotation.counting import counts_q
+from annotation.counting import counts_q, place_released
 from annotation.designs import design_of
 from annotation.models import Answer, Assignment, Item, Participation, Session, Stimulus, Study
 from annotation.selectors import break_seconds_left
@@ -50,6 +50,9 @@ def study_monitor(*, study: Study) -> dict:
         .order_by("session__index", "started_at")
     )
     figures = _answer_figures(study)
+    # where the design takes a set number of raters per session, an idle one's place is
+    # open to another rater (annotation.counting)
+    capped = design_of(study).raters_per_session(study=study) is not None
     # A rater excluded after finishing keeps a finished assignment: the exclusion is the
     # participation's, shown on each of the rater's rows.
     excluded, withdrawn = {}, set()
@@ -86,6 +89,7 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded": a.rater_id in excluded,
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
                 "rater_withdrew": a.rater_id in withdrawn,
+                "place_released": capped and place_released(study, a),
             }
         )
     adaptive = adaptive_summary(study=study)

@@ -104,6 +104,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "rest_seconds",
                     "window_size",
                     "target_raters_per_stimulus",
+                    "idle_place_hours",
                 )
             },
         ),

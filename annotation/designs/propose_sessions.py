@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from annotation.counting import counts_q
+from annotation.counting import holds_place_q
 from annotation.designs.propose_study import PROPOSE, VERIFY, settings_of
 from annotation.models import Answer, Session, SessionItem, StageLink
 
@@ -35,7 +35,7 @@ def _full_sessions(study):
     stage = min(limits, key=limits.get)
     if limits[stage] == max(limits.values()):
         return Session.objects.none().values("pk")
-    live = Count("assignments", filter=counts_q(study, "assignments__"))
+    live = Count("assignments", filter=holds_place_q(study, "assignments__"))
     of_stage = SessionItem.objects.filter(is_golden=False, item__dimension__key=stage)
     return (
         Session.objects.filter(study=study, pk__in=of_stage.values("session_id"))

@@ -82,6 +82,12 @@ class Study(models.Model):
     target_raters_per_stimulus = models.PositiveIntegerField(
         default=35, help_text="Raters wanted per video (GAIA: about 35 per dimension)"
     )
+    idle_place_hours = models.PositiveSmallIntegerField(
+        default=6,
+        help_text="Where the design takes a set number of raters per session (questionnaire, "
+        "propose-then-verify): a session without an answer for this many hours gives its "
+        "place to another rater; its rater may still finish it (0: never)",
+    )
 
     # Golden gate and quality control.
     golden_gate_plcc = models.FloatField(

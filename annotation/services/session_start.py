@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Sum
 from django.utils import timezone
 
-from annotation.counting import counts_q
+from annotation.counting import holds_place_q
 from annotation.designs import design_of
 from annotation.models import (
     Answer,
@@ -164,7 +164,7 @@ def _next_session(participation: Participation) -> Session | None:
     for session_id in candidates.values_list("pk", flat=True)[:20]:
         session = Session.objects.select_for_update().get(pk=session_id)
         own_cap = design.raters_per_session(study=study, session=session)
-        if session.assignments.filter(counts_q(study)).count() < own_cap:
+        if session.assignments.filter(holds_place_q(study)).count() < own_cap:
             return session
     return None
 
@@ -186,7 +186,7 @@ def sessions_open_to(participation: Participation, *, playable):
     cap = design.raters_per_session(study=study)
     if cap is None:
         return sessions.annotate(raters=Count("assignments"))
-    live = Count("assignments", filter=counts_q(study, "assignments__"))
+    live = Count("assignments", filter=holds_place_q(study, "assignments__"))
     return sessions.annotate(raters=live).filter(raters__lt=cap)
 
 

@@ -5,7 +5,10 @@ golden gate, frees it for another rater, as a batch rejected in its audit does."
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from annotation.counting import counts_q
 from annotation.designs.propose_study import settings_of as propose_settings
@@ -18,7 +21,7 @@ from tests.annotation.design_fixtures import (
     tiny_propose_study,
     tiny_questionnaire_study,
 )
-from tests.annotation.rater_fixtures import rater_client
+from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.annotation.test_journey import take_test_and_session
 from tests.factories import UserFactory
 
@@ -131,3 +134,78 @@ def test_the_rule_matches_what_each_kind_of_session_holds():
     # then
     assert failed.eligible_for_next is False
     assert counting == {passed.pk}
+
+
+# --- idle sessions ------------------------------------------------------------------------
+
+
+def started_batch(tiny, *, answered: int = 1):
+    """A rater who passed the test and answered `answered` items of their batch."""
+    client, user = rater_client()
+    answerer = Answerer(tiny.study.design)
+    consent_and_tutorial(client, tiny)
+    while (body := client.get(tiny.base + "next/").json())["step"] == "qualification":
+        client.post(tiny.base + "answers/", answerer.answer(body["item"]), format="json")
+    for _ in range(answered):
+        item = client.get(tiny.base + "next/").json()["item"]
+        sent = client.post(tiny.base + "answers/", answerer.answer(item), format="json")
+        assert sent.status_code == 201
+    return Assignment.objects.get(rater__user=user), client
+
+
+def idle_for(assignment: Assignment, hours: float) -> None:
+    Assignment.objects.filter(pk=assignment.pk).update(
+        last_activity_at=timezone.now() - timedelta(hours=hours)
+    )
+
+
+@pytest.mark.parametrize(
+    ("idle_place_hours", "idle_hours", "released"),
+    [(6, 7, True), (6, 5, False), (0, 500, False)],
+    ids=["idle-past-the-limit", "within-the-limit", "never-released"],
+)
+def test_an_idle_batch_gives_its_place_to_another_rater(idle_place_hours, idle_hours, released):
+    # given: one batch for one rater, begun and left
+    tiny = tiny_questionnaire_study(idle_place_hours=idle_place_hours)
+    batch, _ = started_batch(tiny)
+    # when: it has had no answer for a while
+    idle_for(batch, idle_hours)
+    # then: past the study's limit, a new rater may take the batch
+    assert step_of_a_new_rater(tiny) == ("consent" if released else "full")
+    rows = study_monitor(study=tiny.study)["assignments"]
+    assert [row["place_released"] for row in rows] == [released]
+
+
+def test_a_rater_whose_place_went_free_may_still_finish_and_nothing_is_lost():
+    # given: an idle batch, retaken and finished by another rater
+    tiny = tiny_questionnaire_study()
+    batch, client = started_batch(tiny)
+    idle_for(batch, 7)
+    retaken = finished_batch(tiny)
+    assert retaken.session_id == batch.session_id
+    # when: the first rater comes back and answers the rest
+    answerer = Answerer("questionnaire")
+    while (item := client.get(tiny.base + "next/").json()["item"]) is not None:
+        sent = client.post(tiny.base + "answers/", answerer.answer(item), format="json")
+        assert sent.status_code == 201
+        if sent.json()["position"] >= sent.json()["length"]:
+            break
+    # then: both batches are finished and hold their answers; nobody else gets a place
+    batch.refresh_from_db()
+    assert batch.state == retaken.state == "finished"
+    assert Answer.objects.filter(assignment=batch).count() == batch.length
+    assert step_of_a_new_rater(tiny) == "full"
+
+
+def test_an_idle_proposers_segments_go_to_another_proposer():
+    # given: one proposer per segment, who begins and leaves
+    tiny = tiny_propose_study()
+    left, _ = started_batch(tiny)
+    idle_for(left, 7)
+    # when: another proposer comes
+    other = finished_batch(tiny)
+    verify_queues_sweep()
+    # then: they take the same session, and every segment has its verify item
+    assert other.session_id == left.session_id
+    links = StageLink.objects.filter(propose_item__study=tiny.study, propose_item__role="stimulus")
+    assert links.count() == 3

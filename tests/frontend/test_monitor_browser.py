@@ -7,7 +7,9 @@ from django.test import Client
 
 from annotation.models import Assignment, Participation
 from annotation.services.admin_actions import assignment_pause, participation_exclude
+from tests.annotation.design_fixtures import tiny_questionnaire_study
 from tests.annotation.rater_fixtures import answer, onboard, rater_client
+from tests.annotation.test_counted_places import idle_for, started_batch
 from tests.factories import UserFactory
 from tests.frontend.rater_browser import is_golden
 
@@ -239,3 +241,19 @@ def test_the_focus_stays_on_the_row_whose_focused_action_went(
     row.locator('button[data-action="reopen"]').wait_for(timeout=10_000)
     # then: the focus is on the row's first button, not lost to the page
     assert page.evaluate("() => document.activeElement.dataset.action") == "reopen"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_says_an_idle_batch_gave_its_place_away(live_server, context, page):
+    # given: a questionnaire batch begun and left for longer than the study allows
+    tiny = tiny_questionnaire_study(idle_place_hours=2)
+    batch, _ = started_batch(tiny)
+    idle_for(batch, 3)
+    # when
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    row = page.locator(f'#assignments tbody tr[data-assignment="{batch.pk}"]')
+    row.wait_for()
+    # then: still being rated, and flagged as idle with its place open
+    assert row.locator("td").nth(3).inner_text() == "active"
+    assert row.locator("td").nth(7).inner_text() == "idle: its place is open to another rater"

@@ -44,6 +44,7 @@ function flagsText(row) {
   else if (row.state === "excluded") flags.push(`session excluded: ${row.admin_note}`);
   else if (row.state === "paused") flags.push(`paused: ${row.admin_note}`);
   else if (row.eligible_for_next === false) flags.push(`failed the golden gate${undefinedWhy(row)}`);
+  if (row.place_released) flags.push("idle: its place is open to another rater");
   if (row.flagged_line_clicker) flags.push(`line clicker: ${row.flag_reason}`);
   return flags.join("; ");
 }
