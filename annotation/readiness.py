@@ -200,6 +200,14 @@ def study_problems(*, study: Study) -> list[Problem]:
         problems.append(
             Problem("no_consent", "the consent form is empty: raters agree to nothing stated")
         )
+    if not study.open_to_signed_in and not study.completion_url:
+        problems.append(
+            Problem(
+                "no_completion_link",
+                "no completion link: marketplace raters who finish see their completion "
+                "code but are not sent back (Marketplace and payment)",
+            )
+        )
     for check in (_videos, _sessions, _qualification, _tutorial, _expert_scores):
         problems += check(study)
     return sorted(problems, key=lambda p: not p.blocks)

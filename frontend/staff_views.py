@@ -39,7 +39,9 @@ def monitor(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     golden_label = design_of(study).golden_label
     return render(
-        request, "frontend/staff/monitor.html", {"study": study, "golden_label": golden_label}
+        request,
+        "frontend/staff/monitor.html",
+        {"study": study, "golden_label": golden_label, "problems": study_problems(study=study)},
     )
 
 

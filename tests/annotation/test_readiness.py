@@ -35,11 +35,20 @@ def test_a_new_study_lacks_videos_a_consent_form_a_test_and_a_tutorial():
     assert codes(study) == [
         ("no_videos", True),
         ("no_consent", False),
+        ("no_completion_link", False),
         ("no_qualification", False),
         ("no_tutorial", False),
     ]
     untaught = study_problems(study=study)[-1].text
     assert "Subject quality, Action completeness, Action-scene interaction" in untaught
+
+
+def test_a_marketplace_study_without_a_completion_link_says_so():
+    tiny = tiny_study(consent_text="ok", completion_url="")
+    teach_every_dimension(tiny.study)
+    assert codes(tiny.study) == []  # open to signed-in raters: they need no link back
+    tiny.study.open_to_signed_in = False
+    assert codes(tiny.study) == [("no_completion_link", False)]
 
 
 def test_a_study_asking_no_question_is_blocked_first():
@@ -79,7 +88,9 @@ def test_videos_not_split_failed_or_processing_are_named_with_their_counts():
 
 def test_videos_never_split_block_and_sessions_without_golden_open_the_gate():
     # given: videos imported but never split
-    study = make_study(consent_text="ok", qualification_size=0, golden_per_session=2)
+    study = make_study(
+        consent_text="ok", qualification_size=0, golden_per_session=2, open_to_signed_in=True
+    )
     teach_every_dimension(study)
     StimulusFactory.create_batch(2, study=study)
     assert codes(study) == [("no_sessions", True)]
@@ -88,7 +99,9 @@ def test_videos_never_split_block_and_sessions_without_golden_open_the_gate():
     # then: the sessions' gate is open
     assert codes(study) == [("no_golden", False)]
     # and a golden pool smaller than asked, when the sessions were made, is said as such
-    other = make_study(consent_text="ok", qualification_size=0, golden_per_session=2)
+    other = make_study(
+        consent_text="ok", qualification_size=0, golden_per_session=2, open_to_signed_in=True
+    )
     teach_every_dimension(other)
     golden = StimulusFactory(study=other, role="golden")
     for dimension in other.dimensions.all():
@@ -137,10 +150,16 @@ def test_the_studies_page_and_the_admin_say_what_a_study_lacks():
     # and the admin's page of the draft says them too
     change = admin.get(f"/admin/annotation/study/{draft.pk}/change/").content.decode()
     assert "Before raters arrive: no videos to rate" in change
+    # and so does the live monitor, of a study that lacks something only
+    monitor = admin.get(f"/studies/{draft.slug}/monitor/").content.decode()
+    assert 'id="problems"' in monitor and "No videos to rate" in monitor
+    assert 'id="problems"' not in admin.get(f"/studies/{ready.slug}/monitor/").content.decode()
 
 
 def test_the_api_gives_the_problems_to_admins():
-    study = make_study(state=Study.State.DRAFT, consent_text="ok", qualification_size=0)
+    study = make_study(
+        state=Study.State.DRAFT, consent_text="ok", qualification_size=0, open_to_signed_in=True
+    )
     teach_every_dimension(study)
     admin = Client()
     admin.force_login(UserFactory(is_staff=True))
@@ -170,7 +189,9 @@ def test_researchers_see_no_problems_column():
 
 def test_starting_a_study_in_the_admin_says_what_it_still_lacks():
     # given: a draft with videos split into sessions but no golden video
-    study = make_study(name="Draft", state=Study.State.DRAFT, consent_text="ok")
+    study = make_study(
+        name="Draft", state=Study.State.DRAFT, consent_text="ok", open_to_signed_in=True
+    )
     teach_every_dimension(study)
     StimulusFactory.create_batch(2, study=study)
     study_build_sessions(study=study)
