@@ -3,7 +3,10 @@ page, on the study's admin page and when it is started."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
@@ -211,3 +214,24 @@ def test_starting_a_study_in_the_admin_says_what_it_still_lacks():
     # and saving it again, unchanged, does not repeat them
     response = admin.post(url, admin_form(admin, url), follow=True)
     assert not [m for m in response.context["messages"] if str(m).startswith("Started")]
+
+
+def test_the_command_lists_the_problems_and_fails_when_raters_are_blocked():
+    # given: a draft without videos, and a ready study
+    draft = make_study(state=Study.State.DRAFT, consent_text="ok", open_to_signed_in=True)
+    ready = tiny_study(consent_text="ok").study
+    teach_every_dimension(ready)
+    teach_every_dimension(draft)
+    out = io.StringIO()
+    # when / then: the draft's problems, blocking first, and a failure
+    with pytest.raises(CommandError, match="1 problem\\(s\\) block raters"):
+        call_command("study_problems", draft.slug, stdout=out)
+    assert out.getvalue().splitlines() == [
+        f"{draft.slug}: [blocks] no videos to rate: import them (manage.py import_study, "
+        "or Stimuli, Add)",
+        f"{draft.slug}: [weaker] no qualification videos: raters start rating without a test",
+    ]
+    # and the ready one is said ready
+    out = io.StringIO()
+    call_command("study_problems", ready.slug, stdout=out)
+    assert out.getvalue() == f"{ready.slug}: ready\n"
