@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count
 
+from annotation.counting import counts_q
 from annotation.designs.preference import settings_of
 from annotation.models import (
     Answer,
@@ -89,24 +90,17 @@ def _catalogue(study: Study) -> Catalogue:
 
 def _posterior(study: Study, question: int, catalogue: Catalogue):
     """The Laplace posterior of the question's scale from its counted judgments: those
-    the analysis counts, but for the run's own screening (sessions and raters not
-    excluded, sessions that failed the golden gate left out unless the study keeps
-    them)."""
+    the analysis counts, but for the run's own screening (annotation.counting: sessions
+    and raters not excluded, sessions that failed the golden gate left out unless the
+    study keeps them)."""
     index = {c: k for k, c in enumerate(catalogue.conditions)}
-    rows = (
-        PreferenceJudgment.objects.filter(
-            dimension_id=question,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-            answer__item__study=study,
-        )
-        .exclude(answer__assignment__state=Assignment.State.EXCLUDED)
-        # a rater excluded from the study (or who withdrew) keeps finished sessions
-        .exclude(answer__participation__is_excluded=True)
-    )
-    if not study.keep_failed_gate_sessions:
-        rows = rows.exclude(answer__assignment__eligible_for_next=False)
-    rows = rows.values_list("left__condition", "right__condition", "choice")
+    rows = PreferenceJudgment.objects.filter(
+        counts_q(study, "answer__assignment__"),
+        dimension_id=question,
+        answer__item__role=Item.Role.STIMULUS,
+        answer__assignment__isnull=False,
+        answer__item__study=study,
+    ).values_list("left__condition", "right__condition", "choice")
     counted = [(index[a], index[b], OUTCOME[c]) for a, b, c in rows if a in index and b in index]
     left, right, outcome = np.array(counted, dtype=np.int64).reshape(-1, 3).T
     return fit_scale(

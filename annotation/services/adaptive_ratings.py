@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import QuerySet
 
+from annotation.counting import counts_q
 from annotation.models import Answer, Assignment, Item, Rating, Study
 from quality.stats.adaptive.interval import CollectionPlan, Interval
 from quality.stats.adaptive.stopping import StopDecision, StoppingRule, decide, stop_many
@@ -33,15 +34,12 @@ _CHUNK = 256  # videos replayed at once: 256 x 1001 grid x 2 capitals x 3 dimens
 
 def kept_answers(*, study: Study) -> QuerySet[Answer]:
     """The session answers to the study's regular videos that count (module docstring)."""
-    answers = Answer.objects.filter(
+    return Answer.objects.filter(
+        counts_q(study, "assignment__"),
         item__study=study,
         item__role=Item.Role.STIMULUS,
         assignment__state=Assignment.State.FINISHED,
-        participation__is_excluded=False,
     )
-    if not study.keep_failed_gate_sessions:
-        answers = answers.filter(assignment__eligible_for_next=True)
-    return answers
 
 
 def kept_scores(*, study: Study, leave_out: set[int] = frozenset()) -> dict[int, np.ndarray]:
