@@ -192,7 +192,10 @@ def _expert_scores(study: Study) -> list[Problem]:
 
 
 def study_problems(*, study: Study) -> list[Problem]:
-    """What the study still lacks (module docstring), those that block first."""
+    """What the study still lacks (module docstring), those that block first; nothing for
+    a closed study, which no rater will see again."""
+    if study.state == Study.State.CLOSED:
+        return []
     problems = []
     if not study.dimensions.exists():
         problems.append(Problem("no_questions", "it asks no question yet", True))

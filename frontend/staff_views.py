@@ -51,10 +51,9 @@ def studies(request):
         raise PermissionDenied("only researchers and admins see studies")
     studies = list(Study.objects.order_by("name"))
     admin = is_admin(request.user)
-    if admin:  # what each open study still lacks (annotation.readiness)
+    if admin:  # what each study still lacks (annotation.readiness)
         for study in studies:
-            closed = study.state == Study.State.CLOSED
-            study.problems = [] if closed else study_problems(study=study)
+            study.problems = study_problems(study=study)
     return render(request, "frontend/staff/studies.html", {"studies": studies, "is_admin": admin})
 
 

@@ -54,6 +54,13 @@ def test_a_marketplace_study_without_a_completion_link_says_so():
     assert codes(tiny.study) == [("no_completion_link", False)]
 
 
+def test_a_closed_study_is_not_checked():
+    study = make_study(state=Study.State.CLOSED)
+    assert codes(study) == []
+    study.state = Study.State.PAUSED
+    assert codes(study)[0] == ("no_videos", True)
+
+
 def test_a_study_asking_no_question_is_blocked_first():
     study = make_study(consent_text="ok", qualification_size=0)
     Dimension.objects.filter(study=study).delete()
