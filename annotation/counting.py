@@ -49,12 +49,3 @@ def holds_place_q(study: Study, path: str = "") -> Q:
         )
         condition &= ~(Q(**{f"{path}state": Assignment.State.ACTIVE}) & idle)
     return condition
-
-
-def place_released(study: Study, assignment: Assignment) -> bool:
-    """Whether the assignment is an idle session whose place went free (holds_place_q),
-    for the monitor's rows (read in Python, where the rows are)."""
-    if not study.idle_place_hours or assignment.state != Assignment.State.ACTIVE:
-        return False
-    last = assignment.last_activity_at or assignment.started_at
-    return last < timezone.now() - timedelta(hours=study.idle_place_hours)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Q
 from django.utils import timezone
 
-from annotation.counting import counts_q, place_released
+from annotation.counting import counts_q, holds_place_q
 from annotation.designs import design_of
 from annotation.models import Answer, Assignment, Item, Participation, Session, Stimulus, Study
 from annotation.selectors import break_seconds_left
@@ -46,7 +46,10 @@ def study_monitor(*, study: Study) -> dict:
     assignments = list(
         Assignment.objects.filter(session__study=study)
         .select_related("rater", "session")
-        .annotate(counts=ExpressionWrapper(counts_q(study), output_field=BooleanField()))
+        .annotate(
+            counts=ExpressionWrapper(counts_q(study), output_field=BooleanField()),
+            holds_place=ExpressionWrapper(holds_place_q(study), output_field=BooleanField()),
+        )
         .order_by("session__index", "started_at")
     )
     figures = _answer_figures(study)
@@ -89,7 +92,8 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded": a.rater_id in excluded,
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
                 "rater_withdrew": a.rater_id in withdrawn,
-                "place_released": capped and place_released(study, a),
+                # may still count, yet left idle so long that its place went free
+                "place_released": capped and a.counts and not a.holds_place,
             }
         )
     adaptive = adaptive_summary(study=study)
@@ -132,8 +136,8 @@ def _progress(
     that raters can be served: none of a video that failed to transcode, and, where the
     design builds sessions ahead, only those split into a session. The answers of a
     session that no longer counts (annotation.counting: one an admin excluded, a
-    questionnaire batch rejected in its audit, a rater's excluded from the study, one
-    that failed its golden gate) do not count: where the design takes a set number of
+    questionnaire batch rejected in its audit, one of a rater excluded from the study,
+    one that failed its golden gate) do not count: where the design takes a set number of
     raters per session its items go to other raters. The target is the design's raters per
     session where it has one (questionnaire: raters per video; propose-then-verify:
     proposers or verifiers per segment), else the study's target raters per stimulus.
