@@ -1,7 +1,8 @@
 """The demo studies `scripts/start` creates: one per study design, each with synthetic
 videos, clearly labelled simulated raters' answers and a finished analysis run, so a
 newcomer finds the rater, monitor and results pages full at once. Each design's demo is
-a module here with `SLUG`, `create_study(clip_dir=..., ...)` and `simulate(study)`."""
+a module here with `SLUG`, `create_study(clip_dir=..., ...)`, `simulate(study)` and
+`how_to_qualify(study)` (what `demo_study` prints for a newcomer who rates it)."""
 
 from __future__ import annotations
 

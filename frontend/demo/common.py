@@ -118,3 +118,12 @@ def compared_demo_create(
     Study.objects.filter(pk=study.pk).update(state=Study.State.RUNNING)
     study.refresh_from_db()
     return study
+
+
+def needed_share(study: Study, what: str) -> str:
+    """How much of the qualification test must be right, for a demo's hint: "both test
+    pairs", "75% of the 6 test videos"."""
+    size, share = study.qualification_size, study.qualification_pass_share
+    if share < 1:
+        return f"{share:.0%} of the {size} test {what}"
+    return {1: f"the test {what[:-1]}", 2: f"both test {what}"}.get(size, f"all {size} test {what}")

@@ -13,6 +13,7 @@ from django.db import transaction
 from annotation.models import GAIA_DIMENSIONS, Dimension, Study
 from annotation.services.studies import study_build_sessions, study_create
 from annotation.services.study_import import study_import_manifest
+from frontend.demo.common import needed_share
 
 SLUG = "gaia-demo"
 # (width, height, fps): GAIA's range of shapes, odd sizes included, kept tiny.
@@ -261,3 +262,12 @@ def adaptive_on(study: Study):
     adaptive_review(study=study)
     finished_run(study)
     return SettledStimulus.objects.filter(stimulus__study=study).count()
+
+
+def how_to_qualify(study: Study) -> str:
+    """What a newcomer rating the demo must do to pass its qualification test."""
+    return (
+        f"rate {needed_share(study, 'videos')} within "
+        f"{study.qualification_tolerance_sigma:g} sigma of the experts' scores (on each "
+        "video's page in /admin/, Stimuli)"
+    )

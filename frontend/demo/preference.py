@@ -18,6 +18,7 @@ from frontend.demo.common import (
     compared_demo_create,
     degraded,
     model_rows,
+    needed_share,
     write_manifest,
 )
 
@@ -110,3 +111,10 @@ def simulate(study: Study) -> None:
         return Choice("left" if rng.random() < p_left else "right")
 
     simulate_raters(study=study, profiles=PROFILES, values=values, seed=2)
+
+
+def how_to_qualify(study: Study) -> str:
+    """What a newcomer rating the demo must do to pass its qualification test."""
+    return (
+        f"pick the sharper video of each test pair ({needed_share(study, 'pairs')} must be right)"
+    )

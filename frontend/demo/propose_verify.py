@@ -158,3 +158,18 @@ def simulate(study: Study) -> None:
     ).distinct()
     simulate_raters(study=study, profiles=VERIFIERS, values=values, seed=10,
                     sessions=verifying, first_number=len(PROPOSERS) + 1)  # fmt: skip
+
+
+def how_to_qualify(study: Study) -> str:
+    """What a newcomer rating the demo must do to pass its qualification test: the
+    actions of the test's person, by name."""
+    from annotation.designs.propose_study import vocabulary_of
+
+    actions = vocabulary_of(study.pk).actions
+    ((_, colour, truth),) = FILMS["qualification"]
+    names = " and ".join(actions[action_id].name for action_id in truth)
+    return (
+        f"the person in the {colour} box of the test segments does: {names}; propose "
+        "those, and when verifying say yes to them and no to the others (a mean recall "
+        f"or agreement of {study.qualification_pass_share:.0%} passes)"
+    )

@@ -204,3 +204,19 @@ def _audits(study: Study) -> None:
         }
         reason = "simulated expert: most sampled answers are random" if wrong else ""
         audit_decide(audit=audit, findings=findings, reason=reason, by=expert)
+
+
+def how_to_qualify(study: Study) -> str:
+    """What a newcomer rating the demo must do to pass its qualification test: its
+    videos' true answers are drawn (``_truth``), so the experts' are looked up."""
+    from annotation.designs.questionnaire_study import settings_of
+
+    chosen = settings_of(study)
+    level = "the same level or the next one" if chosen.ordinal_adjacent else "the same level"
+    return (
+        f"answer the questions of the {study.qualification_size} test videos so that "
+        f"{study.qualification_pass_share:.0%} of the answers agree with the experts' (a "
+        f"score within {chosen.score_tolerance:g} points, {level}, tags with a Jaccard "
+        f"index of at least {chosen.tags_jaccard:g}); the exemplars show how, and the "
+        "experts' answers are in /admin/, Expert labels"
+    )

@@ -21,6 +21,7 @@ from frontend.demo.common import (
     compared_demo_create,
     degraded,
     model_rows,
+    needed_share,
     write_manifest,
 )
 
@@ -116,3 +117,11 @@ def simulate(study: Study) -> None:
         return Ranking(tuple((ids[i],) for i in order), tuple(sorted(ids)))
 
     simulate_raters(study=study, profiles=PROFILES, values=values, seed=3)
+
+
+def how_to_qualify(study: Study) -> str:
+    """What a newcomer rating the demo must do to pass its qualification test."""
+    return (
+        "put the sharp video first and the blurred one last "
+        f"({needed_share(study, 'orders')} must be right)"
+    )

@@ -48,7 +48,11 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
     assert set(User.objects.values_list("username", flat=True)) >= {"admin", "researcher", "rater"}
     printed = capsys.readouterr().out
     assert "rater link: /r/gaia-demo/?token=" in printed
-    assert "answer 75% of the 6 qualification videos within 1.5 sigma" in printed
+    # and how to pass each demo's qualification test, below its link
+    assert "to qualify: rate 75% of the 6 test videos within 1.5 sigma" in printed
+    assert "to qualify: pick the sharper video of each test pair (both test pairs" in printed
+    assert "does: sit and watch (e.g., TV); propose those" in printed
+    assert "so that 60% of the answers agree with the experts' (a score within 2 points" in printed
     assert " 1 session," in printed and " 1 sessions" not in printed, printed
     # and every design has its demo, with labelled simulated answers and a finished run
     for demo in Study.objects.all():
@@ -58,7 +62,9 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
         assert Answer.objects.filter(item__study=demo, assignment__isnull=False).exists()
         run = AnalysisRun.objects.get(study=demo)
         assert run.status == "done", run.error
-        assert f"rater link: /r/{demo.slug}/?token={demo.entry_token}" in printed
+        link = f"rater link: /r/{demo.slug}/?token={demo.entry_token}"
+        assert link in printed
+        assert printed.split(link, 1)[1].splitlines()[1].startswith("  to qualify: "), demo
     assert set(Study.objects.values_list("design", flat=True)) == set(DESIGNS)
     # the demo's rater, signed in, finds every demo on the home page: no link needed
     browser = Client()

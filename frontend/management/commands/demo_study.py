@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from annotation.designs import design_of
-from frontend.demo import DEMO_PASSWORD, demo_accounts, demo_studies_create, gaia
+from frontend.demo import DEMO_PASSWORD, DEMOS, demo_accounts, demo_studies_create, gaia
 
 
 class Command(BaseCommand):
@@ -21,6 +21,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, stimuli: int, adaptive: bool = False, **options):
         accounts = demo_accounts()
+        demos = {demo.SLUG: demo for demo in DEMOS}
         for study in demo_studies_create(var_dir=settings.VAR_DIR, stimuli=stimuli):
             if adaptive and study.slug == gaia.SLUG:
                 settled = gaia.adaptive_on(study)
@@ -39,19 +40,13 @@ class Command(BaseCommand):
                 f"  rater link: /r/{study.slug}/?token={study.entry_token}"
                 "&PROLIFIC_PID=demo1&STUDY_ID=demo&SESSION_ID=s1"
             )
+            self.stdout.write(f"  to qualify: {demos[study.slug].how_to_qualify(study)}")
             self.stdout.write(
                 f"  monitor: /studies/{study.slug}/monitor/   "
                 f"results: /studies/{study.slug}/results/"
             )
         for role in accounts:
             self.stdout.write(f"  {role:<10} user '{role}', password '{DEMO_PASSWORD}'")
-        self.stdout.write(
-            "  as a rater of the GAIA demo, answer 75% of the 6 qualification videos within "
-            "1.5 sigma of the experts to go on rating (their scores are on each video's page "
-            "in /admin/, Stimuli); in the preference demo, pick the sharper video of each "
-            "test pair; in the ranking demo, put the sharp video first and the blurred one "
-            "last"
-        )
 
 
 def _sessions(count: int) -> str:
