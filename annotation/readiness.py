@@ -143,7 +143,7 @@ def _qualification(study: Study) -> list[Problem]:
 
 def _tutorial(study: Study) -> list[Problem]:
     """The slider tutorial's pairs per dimension (GAIA: 10 each); the questionnaire's
-    expert exemplars."""
+    expert exemplars; propose-then-verify's worked examples."""
     if study.design == "slider":
         taught = set(
             TutorialPair.objects.filter(study=study).values_list("dimension_id", flat=True)
@@ -156,17 +156,14 @@ def _tutorial(study: Study) -> list[Problem]:
                     f"no tutorial pair for: {', '.join(untaught)} (admin: Tutorial pairs)",
                 )
             ]
-    if (
-        study.design == "questionnaire"
-        and not study.stimuli.filter(role=Stimulus.Role.TUTORIAL).exists()
-    ):
-        return [
-            Problem(
-                "no_exemplars",
-                "no exemplars: raters see no expert-answered example before the test "
-                "(manifest rows of role tutorial)",
-            )
-        ]
+    examples = {
+        "questionnaire": "no exemplars: raters see no expert-answered example before the "
+        "test (manifest rows of role tutorial)",
+        "propose_verify": "no worked examples: raters see no person labelled by the experts "
+        "before the test (manifest rows of role tutorial, with expert_actions and a note)",
+    }
+    if study.design in examples and not study.stimuli.filter(role=Stimulus.Role.TUTORIAL).exists():
+        return [Problem("no_exemplars", examples[study.design])]
     return []
 
 

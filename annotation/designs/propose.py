@@ -30,7 +30,7 @@ from django.db import transaction
 from annotation.designs.base import Design, plain_int, refuse_nul
 from annotation.designs.propose_gates import gate_rule, golden_gate, qualification_score
 from annotation.designs.propose_manifest import (
-    SEGMENT_COLUMNS,
+    MANIFEST_COLUMNS,
     check_manifest_extra,
     store_manifest_extra,
 )
@@ -43,6 +43,7 @@ from annotation.designs.propose_study import (
     settings_of,
     vocabulary_of,
 )
+from annotation.designs.propose_tutorial import tutorial_payload
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
@@ -337,7 +338,8 @@ PROPOSE_VERIFY = Design(
     session_chunks=session_chunks,
     default_dimensions=STAGES,
     raters_per_session=raters_per_session,
-    manifest_columns=SEGMENT_COLUMNS,
+    manifest_columns=MANIFEST_COLUMNS,
+    tutorial_payload=tutorial_payload,
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,
     barred_sessions=barred_sessions,

@@ -11,7 +11,13 @@ from annotation.designs.base import plain_int
 from annotation.designs.propose_study import PROPOSE, settings_of, vocabulary_of
 from annotation.models import ExpertLabel, Stimulus
 
-SEGMENT_COLUMNS = ("video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id", "expert_actions")
+MANIFEST_COLUMNS = (
+    "video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id", "expert_actions", "note",
+)  # fmt: skip
+# Rows that carry the experts' complete labels: tutorial rows are the worked examples
+# the tutorial shows (the labels, and the note on why); golden and qualification rows
+# are what raters are checked against.
+WITH_EXPERT_LABELS = (Stimulus.Role.TUTORIAL, Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
 
 
 def _corner(columns: dict, name: str) -> float:
@@ -28,12 +34,13 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     """A row is one person in one segment: `keyframe` (seconds into the file), the box
     `x1, y1, x2, y2` (corners as shares of the frame's width and height), `person_id`
     and `video_id` (the video's id in exports; default the file's name without its
-    suffix, filled in by store_manifest_extra); golden and qualification rows give the
-    experts' complete labels, `expert_actions` (action ids joined by "|")."""
+    suffix, filled in by store_manifest_extra); tutorial (worked example), golden and
+    qualification rows give the experts' complete labels, `expert_actions` (action ids
+    joined by "|"), and may say why in `note`."""
     columns = extra.get("columns", {})
     if extra.get("answers"):
         raise ValueError("propose-then-verify rows take expert_actions, not <question>_expert")
-    if role in (Stimulus.Role.TUTORIAL, Stimulus.Role.REFERENCE):
+    if role == Stimulus.Role.REFERENCE:
         return {}
     if not columns.get("keyframe"):
         raise ValueError(f"a {role} row needs its keyframe (seconds into the video)")
@@ -53,7 +60,7 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     if person is None:
         raise ValueError(f"person_id must be a whole number, got {columns['person_id']!r}")
     expert = []
-    if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
+    if role in WITH_EXPERT_LABELS:
         text = columns.get("expert_actions", "")
         parts = [plain_int(part.strip()) for part in text.split("|") if part.strip()]
         if None in parts:
@@ -72,6 +79,8 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
             raise ValueError(f"expert_actions names {unknown[0]}, not in the study's vocabulary")
     elif columns.get("expert_actions"):
         raise ValueError(f"a {role} row takes no expert_actions")
+    elif columns.get("note"):
+        raise ValueError(f"a {role} row takes no note (it says why the experts' labels)")
     segment = {
         "video_id": columns.get("video_id", ""),
         "keyframe": keyframe,
@@ -83,6 +92,7 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         "stimulus": {"segment": segment},
         "identity": segment_identity(keyframe, (x1, y1, x2, y2), person),
         "expert": expert,
+        "note": columns.get("note", ""),
     }
 
 
@@ -109,5 +119,8 @@ def store_manifest_extra(*, stimulus: Stimulus, extra: dict, dimensions: dict) -
         Stimulus.objects.filter(pk=stimulus.pk).update(segment=stimulus.segment)
     if extra.get("expert"):
         ExpertLabel.objects.create(
-            stimulus=stimulus, dimension=dimensions[PROPOSE], value=extra["expert"]
+            stimulus=stimulus,
+            dimension=dimensions[PROPOSE],
+            value=extra["expert"],
+            note=extra.get("note", ""),
         )

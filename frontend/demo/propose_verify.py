@@ -1,7 +1,8 @@
 """The propose-then-verify demo study (AVA's design): two synthetic "films" in which
 coloured boxes stand for people, segments of 3 s around keyframes at 2, 4 and 6 s, one
 item per person and keyframe, AVA's 80-class vocabulary; golden and qualification
-segments carry the experts' labels.
+segments carry the experts' labels, and two tutorial segments are the tutorial's worked
+examples (the experts' labels and why).
 
 Three simulated proposers label every segment; their proposals fill the verify queue
 (the union of each segment's proposals, annotation.services.verify_queue); three other
@@ -30,9 +31,20 @@ FILMS = {
     "reading-room": [((0.35, 0.30, 0.65, 0.85), "green", (11, 48))],  # sit, read
     "golden": [((0.20, 0.20, 0.55, 0.95), "yellow", (12, 17))],  # stand, carry/hold
     "qualification": [((0.40, 0.15, 0.75, 0.90), "magenta", (11, 61))],  # sit, watch (TV)
+    # the tutorial's worked examples: two people, each labelled in full, and why
+    "tutorial": [
+        ((0.08, 0.20, 0.36, 0.92), "cyan", (12, 79)),  # stand, talk to
+        ((0.58, 0.30, 0.88, 0.90), "orange", (11, 80, 17)),  # sit, watch (a person), hold
+    ],
+}
+WHY = {
+    ("tutorial", 0): "One pose (standing) always; they speak to the seated person, so talk "
+    "to; nothing in their hands, so no object interaction.",
+    ("tutorial", 1): "Seated, holding a cup and looking at the speaker: one pose and every "
+    "interaction that can be seen, with objects and with people.",
 }
 COLUMNS = ["path", "role", "video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id",
-           "expert_actions"]  # fmt: skip
+           "expert_actions", "note"]  # fmt: skip
 # Everyone takes the qualification test (proposing and verifying, pass share 0.5) with
 # care, and is less careful in the sessions after it.
 CAREFUL = {"recall": 0.95, "noise": 0.05, "yes_right": 0.95, "yes_wrong": 0.05}
@@ -58,9 +70,9 @@ def _film(clip_dir: Path, name: str) -> Path:
 def _write_manifest(clip_dir: Path) -> Path:
     rows = []
     for name, people in FILMS.items():
-        role = name if name in ("golden", "qualification") else "stimulus"
+        role = name if name in ("golden", "qualification", "tutorial") else "stimulus"
         path = _film(clip_dir, name)
-        keyframes = KEYFRAMES if role == "stimulus" else KEYFRAMES[:2]
+        keyframes = {"stimulus": KEYFRAMES, "tutorial": KEYFRAMES[1:2]}.get(role, KEYFRAMES[:2])
         for keyframe in keyframes:
             for person, (box, _, truth) in enumerate(people):
                 row = {"path": path.name, "role": role, "video_id": name, "keyframe": keyframe,
@@ -68,13 +80,15 @@ def _write_manifest(clip_dir: Path) -> Path:
                        "person_id": person}  # fmt: skip
                 if role != "stimulus":
                     row["expert_actions"] = "|".join(str(action) for action in truth)
+                    row["note"] = WHY.get((role, person), "")
                 rows.append(row)
     return write_manifest(clip_dir, rows, columns=COLUMNS)
 
 
 def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the demo: 9 segments of two films, 2 golden and 2
-    qualification segments, AVA's vocabulary, 3 proposers and 3 verifiers a segment."""
+    qualification segments, 2 worked examples for the tutorial, AVA's vocabulary, 3
+    proposers and 3 verifiers a segment."""
     from annotation.services.vocabularies import read_vocabulary, template_path, vocabulary_apply
 
     def configure(study: Study) -> None:

@@ -19,6 +19,7 @@ from annotation.models import (
     TutorialPair,
 )
 from annotation.monitor import study_monitor
+from annotation.readiness import study_problems
 from annotation.services.audits import audit_queue
 from annotation.services.rater_flow import sessions_left
 from frontend.demo.simulate import finished_run
@@ -62,6 +63,7 @@ def test_demo_study_is_ready_to_rate(settings, tmp_path, capsys):
         assert Answer.objects.filter(item__study=demo, assignment__isnull=False).exists()
         run = AnalysisRun.objects.get(study=demo)
         assert run.status == "done", run.error
+        assert study_problems(study=demo) == [], demo  # nothing lacking before raters arrive
         link = f"rater link: /r/{demo.slug}/?token={demo.entry_token}"
         assert link in printed
         assert printed.split(link, 1)[1].splitlines()[1].startswith("  to qualify: "), demo

@@ -311,10 +311,10 @@ def test_concurrent_proposals_fill_the_verify_queue_once_per_segment():
 # --- segment manifests and their cut -----------------------------------------------------
 
 
-def write_rows(folder: Path, rows: list[dict]) -> Path:
+def write_rows(folder: Path, rows: list[dict], *, extra_columns: list[str] = ()) -> Path:
     manifest = folder / "manifest.csv"
     columns = ["path", "role", "video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id",
-               "expert_actions"]  # fmt: skip
+               "expert_actions", *extra_columns]  # fmt: skip
     with open(manifest, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()

@@ -1,7 +1,8 @@
-"""The propose-then-verify widget in Chromium (AVA, PROTOCOL.md 3.4): a rater proposes
-labels for segments (by search and by clicks, a flag on one), the verify items appear as
-the proposals commit, and a second rater verifies them (by clicks and by keys); the
-limits hold in the page; proposals given offline are sent once, in order."""
+"""The propose-then-verify widget in Chromium (AVA, PROTOCOL.md 3.4): the tutorial's
+worked examples; a rater proposes labels for segments (by search and by clicks, a flag
+on one), the verify items appear as the proposals commit, and a second rater verifies
+them (by clicks and by keys); the limits hold in the page; proposals given offline are
+sent once, in order."""
 
 from __future__ import annotations
 
@@ -42,21 +43,26 @@ SEGMENTS = (
     ("stimulus", "4", 1, ""),
     ("golden", "6", 1, "|".join(map(str, EXPERT_ACTIONS))),
 )
+# The tutorial's worked examples: both people at 3 s, the experts' labels and why.
+EXAMPLES = (
+    ("tutorial", "3", 0, f"{TALK}|{STAND}", "Standing, speaking to the other person."),
+    ("tutorial", "3", 1, f"{SIT}|{WATCH}", "Seated, watching the speaker."),
+)
 
 
-def write_manifest(folder: Path) -> Path:
+def write_manifest(folder: Path, segments=SEGMENTS) -> Path:
     manifest = folder / "manifest.csv"
     columns = ["path", "role", "video_id", "keyframe", "x1", "y1", "x2", "y2", "person_id",
-               "expert_actions"]  # fmt: skip
+               "expert_actions", "note"]  # fmt: skip
     with open(manifest, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
-        for role, keyframe, person, expert in SEGMENTS:
+        for role, keyframe, person, expert, *note in segments:
             x1, y1, x2, y2, _ = PEOPLE[person]
             writer.writerow(
                 {"path": "film.mp4", "role": role, "video_id": "film", "keyframe": keyframe,
                  "x1": x1, "y1": y1, "x2": x2, "y2": y2, "person_id": person,
-                 "expert_actions": expert}
+                 "expert_actions": expert, "note": "".join(note)}
             )  # fmt: skip
     return manifest
 
@@ -66,9 +72,11 @@ def propose_study(tmp_path):
     """A running propose-then-verify study of the small vocabulary: three people's
     segments and a golden one cut from one real 8 s film by the media pipeline (1 s
     segments, so that watching one takes a second), one proposer and one verifier a
-    segment, one golden item a session, no qualification test; settings override."""
+    segment, one golden item a session, no qualification test; settings override
+    (``examples=True``: the tutorial's two worked examples too)."""
 
-    def build(**settings) -> TinyStudy:
+    def build(examples: bool = False, **settings) -> TinyStudy:
+        segments = SEGMENTS + EXAMPLES if examples else SEGMENTS
         settings = {"golden_per_session": 1, "qualification_size": 0, **settings}
         settings.setdefault("instructions", "Watch each segment, then label the person.")
         settings.setdefault("consent_text", "I agree that my answers are used for research.")
@@ -86,10 +94,12 @@ def propose_study(tmp_path):
         # the import commits (a live-server test's transactions are real): the pipeline
         # cuts and transcodes each segment in-process then
         study_import_manifest(
-            study=study, manifest=write_manifest(tmp_path), on_commit=stimuli_enqueue_processing
+            study=study,
+            manifest=write_manifest(tmp_path, segments),
+            on_commit=stimuli_enqueue_processing,
         )
         made = Stimulus.objects.filter(study=study)
-        assert [s.status for s in made] == ["ready"] * len(SEGMENTS), [
+        assert [s.status for s in made] == ["ready"] * len(segments), [
             s.processing_error for s in made
         ]
         study_build_sessions(study=study)
@@ -262,6 +272,42 @@ def verify_session(page) -> dict[str, dict[int, bool]]:
 
 
 # --- the tests ---------------------------------------------------------------------------
+
+
+def test_the_tutorial_shows_each_worked_example_with_its_box_labels_and_why(
+    page, live_server, propose_study
+):
+    # given: a study with two worked examples, the two people of one keyframe
+    tiny = propose_study(examples=True)
+    enter(page, live_server, tiny, "P1")
+    # when
+    agree(page)
+    page.locator(".exemplar").first.wait_for()
+    # then: under the propose stage's question, each segment with the person's box
+    # drawn over it, the experts' labels named with their groups, and why
+    group = page.locator(".exemplar-group")
+    assert group.locator("h2").all_inner_texts() == ["Propose actions"]
+    examples = page.locator(".exemplar")
+    assert examples.count() == 2
+    boxes = page.eval_on_selector_all(
+        ".exemplar .pv-frame",
+        "frames => frames.map(f => [!!f.querySelector('video'), f.querySelector('.pv-box')"
+        ".style.left, f.querySelector('.pv-box').style.width])",
+    )
+    assert boxes == [[True, "10%", "25%"], [True, "60%", "25%"]]
+    assert examples.locator(".expert").all_inner_texts() == [
+        "The experts' answer: stand (Pose) · talk to (e.g., self, a person, a group) "
+        "(Person-person)",
+        "The experts' answer: sit (Pose) · watch (a person) (Person-person)",
+    ]
+    assert examples.locator(".why").all_inner_texts() == [
+        "Why: Standing, speaking to the other person.",
+        "Why: Seated, watching the speaker.",
+    ]
+    assert page.locator("#tutorial-empty").is_hidden()
+    # and: on to the sessions (this study has no qualification test)
+    page.click("#tutorial-done")
+    wait_step(page, "rating")
 
 
 def test_proposals_are_stored_as_given_and_a_second_rater_verifies_them(

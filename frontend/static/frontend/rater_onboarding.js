@@ -83,9 +83,9 @@ export async function showTutorial() {
   // what speaks of the examples waits for them (none may come: said below)
   for (const node of intro.querySelectorAll(".if-examples")) node.hidden = true;
   $("#tutorial-intro").replaceChildren(intro);
-  const { pairs, exemplars = [] } = await api.get("tutorial");
+  const { pairs, exemplars = [], questions: named = [] } = await api.get("tutorial");
   const groups = $("#tutorial-groups");
-  groups.replaceChildren(...(exemplars.length ? await exemplarGroups(exemplars) : []));
+  groups.replaceChildren(...(exemplars.length ? await exemplarGroups(exemplars, named) : []));
   const dimensions = new Map((state.dimensions || []).map((d) => [d.key, d]));
   // a design that asks questions (a preference study) names a pair's group by its question
   const questions = new Map((state.questions || []).map((q) => [q.key, q]));
@@ -119,12 +119,15 @@ export async function showTutorial() {
     });
   };
 }
-/** The experts' exemplars (questionnaire): question by question, each video asked it
+/** The experts' exemplars (questionnaire; propose-then-verify's worked examples):
+ * question by question (the study's, or those the tutorial names), each video asked it
  * with its prompt, the experts' answer in the question's terms (the widget module's
- * `answerText`) and why. */
-async function exemplarGroups(exemplars) {
-  const { answerText = (question, value) => String(value) } = await loadWidgetModule();
-  const questions = new Map((state.questions || []).map((q) => [q.key, q]));
+ * `answerText`) and why; the widget module's `exemplarMedia`, if any, dresses the video
+ * (a person's box drawn over it). */
+async function exemplarGroups(exemplars, named) {
+  const { answerText = (question, value) => String(value), exemplarMedia } =
+    await loadWidgetModule();
+  const questions = new Map([...(state.questions || []), ...named].map((q) => [q.key, q]));
   const keys = new Set(questions.keys());
   for (const answer of exemplars.flatMap((exemplar) => exemplar.answers)) keys.add(answer.question);
   const groups = [];
@@ -144,6 +147,7 @@ async function exemplarGroups(exemplars) {
       const video = field(node, "video");
       video.src = exemplar.video_url;
       if (exemplar.poster_url) video.poster = exemplar.poster_url;
+      exemplarMedia?.(video, exemplar);
       field(node, "prompt").textContent = exemplar.prompt || "";
       field(node, "prompt-line").hidden = !exemplar.prompt;
       field(node, "answer").textContent = t("exemplar_answer", {

@@ -28,6 +28,18 @@ function boxOutline([x1, y1, x2, y2], className) {
   return box;
 }
 
+/** A worked example of the tutorial: the person's box drawn over its segment. */
+export function exemplarMedia(video, exemplar) {
+  const frame = element("span", "pv-frame");
+  video.replaceWith(frame);
+  frame.append(video, boxOutline(exemplar.box || [0, 0, 1, 1], "pv-box-keyframe"));
+}
+
+/** The experts' labels of a worked example, each with its group: "sit (Pose) · ...". */
+export function answerText(question, actions) {
+  return actions.map((action) => `${action.name} (${action.group})`).join(" · ");
+}
+
 const isTextField = (node) => node instanceof HTMLInputElement && node.type === "text";
 
 export default class ProposeVerifyWidget {
