@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from annotation.designs import design_of
-from annotation.designs.slider import unscored_reference_videos
-from annotation.models import Item, Session, Stimulus, Study, TutorialPair
+from annotation.models import Item, Session, Stimulus, Study
 
 _NOT_READY = (Stimulus.Status.PENDING, Stimulus.Status.PROCESSING)
 
@@ -141,51 +140,10 @@ def _qualification(study: Study) -> list[Problem]:
     return []
 
 
-def _tutorial(study: Study) -> list[Problem]:
-    """The slider tutorial's pairs per dimension (GAIA: 10 each); the questionnaire's
-    expert exemplars; propose-then-verify's worked examples."""
-    if study.design == "slider":
-        taught = set(
-            TutorialPair.objects.filter(study=study).values_list("dimension_id", flat=True)
-        )
-        untaught = [d.label for d in study.dimensions.order_by("order") if d.pk not in taught]
-        if untaught:
-            return [
-                Problem(
-                    "no_tutorial",
-                    f"no tutorial pair for: {', '.join(untaught)} (admin: Tutorial pairs)",
-                )
-            ]
-    examples = {
-        "questionnaire": "no exemplars: raters see no expert-answered example before the "
-        "test (manifest rows of role tutorial)",
-        "propose_verify": "no worked examples: raters see no person labelled by the experts "
-        "before the test (manifest rows of role tutorial, with expert_actions and a note)",
-    }
-    if study.design in examples and not study.stimuli.filter(role=Stimulus.Role.TUTORIAL).exists():
-        return [Problem("no_exemplars", examples[study.design])]
-    return []
-
-
-def _expert_scores(study: Study) -> list[Problem]:
-    """Slider golden and qualification videos without the experts' score of some
-    dimension: the gate and the test leave their answers out."""
-    if study.design != "slider":
-        return []
-    unscored = unscored_reference_videos(study=study)
-    if not unscored:
-        return []
-    names = ", ".join(v.original_name or str(v.public_id) for v in unscored[:5])
-    more = f" and {len(unscored) - 5} more" if len(unscored) > 5 else ""
-    return [
-        Problem(
-            "unscored_reference",
-            f"{len(unscored)} golden or qualification video(s) lack the experts' score of "
-            f"some dimension ({names}{more}): the golden gate and the qualification test "
-            "leave their answers out until the scores are added (Stimuli, each video's "
-            "Expert scores)",
-        )
-    ]
+def _design(study: Study) -> list[Problem]:
+    """What the design's own setup lacks (``Design.readiness``: a tutorial, the experts'
+    answers)."""
+    return [Problem(code, text) for code, text in design_of(study).readiness(study=study)]
 
 
 def study_problems(*, study: Study) -> list[Problem]:
@@ -208,6 +166,6 @@ def study_problems(*, study: Study) -> list[Problem]:
                 "code but are not sent back (Marketplace and payment)",
             )
         )
-    for check in (_videos, _sessions, _qualification, _tutorial, _expert_scores):
+    for check in (_videos, _sessions, _qualification, _design):
         problems += check(study)
     return sorted(problems, key=lambda p: not p.blocks)

@@ -43,7 +43,7 @@ from annotation.designs.propose_study import (
     settings_of,
     vocabulary_of,
 )
-from annotation.designs.propose_tutorial import tutorial_payload
+from annotation.designs.propose_tutorial import readiness, tutorial_payload
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
@@ -340,6 +340,7 @@ PROPOSE_VERIFY = Design(
     raters_per_session=raters_per_session,
     manifest_columns=MANIFEST_COLUMNS,
     tutorial_payload=tutorial_payload,
+    readiness=readiness,
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,
     barred_sessions=barred_sessions,

@@ -145,6 +145,19 @@ def tutorial_payload(*, study) -> dict:
     return {"pairs": [], "exemplars": exemplars}
 
 
+def readiness(*, study) -> list[tuple[str, str]]:
+    """The exemplars the tutorial shows (annotation.readiness)."""
+    if Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL).exists():
+        return []
+    return [
+        (
+            "no_exemplars",
+            "no exemplars: raters see no expert-answered example before the test (manifest "
+            "rows of role tutorial)",
+        )
+    ]
+
+
 def raters_per_session(*, study, session=None) -> int:
     return settings_of(study).raters_per_video
 
@@ -166,6 +179,7 @@ QUESTIONNAIRE = Design(
     golden_label="Golden agreement",
     raters_per_session=raters_per_session,
     tutorial_payload=tutorial_payload,
+    readiness=readiness,
     manifest_columns=("questions", "note"),
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,

@@ -14,9 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Exists, OuterRef
 
 from annotation.designs.base import Design, Gate, QualificationScore
+from annotation.designs.slider_readiness import readiness
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -192,20 +193,6 @@ def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys)
             raise ValueError(f"a {role} row needs expert scores for: {', '.join(missing)}")
 
 
-def unscored_reference_videos(*, study) -> list[Stimulus]:
-    """The study's golden and qualification videos that lack the experts' score of some
-    dimension: the gate and the test leave their answers out (qualification_score)."""
-    dimensions = len(dimensions_of(study.pk))
-    return list(
-        Stimulus.objects.filter(
-            study=study, role__in=(Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION)
-        )
-        .annotate(scored=Count("expert_scores__dimension", distinct=True))
-        .filter(scored__lt=dimensions)
-        .order_by("pk")
-    )
-
-
 def gate_rule(*, study) -> str:
     return f"golden PLCC above {study.golden_gate_plcc:g}"
 
@@ -295,5 +282,6 @@ SLIDER = Design(
     widget="frontend/widgets/slider.js",
     fast_path=True,
     check_manifest_row=check_manifest_row,
+    readiness=readiness,
     default_dimensions=tuple((*dimension, False) for dimension in GAIA_DIMENSIONS),
 )
