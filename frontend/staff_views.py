@@ -20,6 +20,7 @@ from annotation.models import (
     Question,
     Study,
 )
+from annotation.overview import StudyProgress, studies_progress
 from annotation.readiness import study_problems
 from annotation.roles import is_admin, is_researcher
 from annotation.services.audits import (
@@ -50,9 +51,12 @@ def studies(request):
     if not is_researcher(request.user):
         raise PermissionDenied("only researchers and admins see studies")
     studies = list(Study.objects.order_by("name"))
+    progress = studies_progress(study_ids=[study.pk for study in studies])
     admin = is_admin(request.user)
-    if admin:  # what each study still lacks (annotation.readiness)
-        for study in studies:
+    for study in studies:
+        study.design_label = design_of(study).label
+        study.progress = progress.get(study.pk, StudyProgress())
+        if admin:  # what each study still lacks (annotation.readiness)
             study.problems = study_problems(study=study)
     return render(request, "frontend/staff/studies.html", {"studies": studies, "is_admin": admin})
 

@@ -157,3 +157,51 @@ def test_the_server_error_page_renders_without_a_request():
 
     body = render_to_string("500.html")
     assert "Something went wrong on our side" in body and "/static/frontend/mosaic.css" in body
+
+
+def row_texts(body: str) -> dict[str, str]:
+    """The Studies page's rows as text (tags dropped, spaces made one), by study slug."""
+    rows = dict(re.findall(r'<tr data-study="([^"]+)">(.*?)</tr>', body, re.S))
+    return {slug: " ".join(re.sub(r"<[^>]+>", " ", row).split()) for slug, row in rows.items()}
+
+
+def test_the_studies_page_says_how_far_each_study_has_come(client):
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+    from tests.factories import RaterFactory
+
+    # given: a study with two sessions, taken three times by two raters, one finished;
+    # and a study nobody has started
+    busy = tiny_study(stimuli=12).study
+    idle = tiny_study().study
+    first, second = busy.sessions.order_by("index")
+    alice, bob = RaterFactory.create_batch(2)
+    now = timezone.now()
+    Assignment.objects.create(rater=alice, session=first, order_seed=1, finished_at=now,
+                              last_answered_at=now - timedelta(minutes=30))  # fmt: skip
+    Assignment.objects.create(rater=bob, session=first, order_seed=2,
+                              last_answered_at=now - timedelta(minutes=3))  # fmt: skip
+    Assignment.objects.create(rater=alice, session=second, order_seed=3)
+    signed_in(client, "researcher")
+    # when
+    with CaptureQueriesContext(connection) as two:
+        body = client.get("/studies/").content.decode()
+    # then: each row says its design and how far it has come
+    text = row_texts(body)
+    assert "Single-stimulus sliders (GAIA)" in text[busy.slug]
+    assert "2 raters · 1 of 3 sessions finished last answer 3 minutes ago" in text[busy.slug]
+    assert "no session taken yet" in text[idle.slug]
+    # and: in the same number of queries however many studies are listed
+    more = tiny_study().study
+    Assignment.objects.create(rater=bob, session=more.sessions.first(), order_seed=4)
+    with CaptureQueriesContext(connection) as three:
+        body = client.get("/studies/").content.decode()
+    after = row_texts(body)
+    assert "1 rater · 0 of 1 session finished" in after.pop(more.slug)
+    assert after == text  # the others as they were
+    assert len(three.captured_queries) == len(two.captured_queries)
