@@ -9,7 +9,16 @@ from django.utils import timezone
 
 from annotation.counting import counts_q, holds_place_q
 from annotation.designs import design_of
-from annotation.models import Answer, Assignment, Item, Participation, Session, Stimulus, Study
+from annotation.models import (
+    Answer,
+    Assignment,
+    BatchAudit,
+    Item,
+    Participation,
+    Session,
+    Stimulus,
+    Study,
+)
 from annotation.selectors import break_seconds_left
 from annotation.services.adaptive_summary import adaptive_summary
 
@@ -65,6 +74,12 @@ def study_monitor(*, study: Study) -> dict:
         excluded[rater_id] = reason
         if withdrawn_at is not None:  # their own decision: no reopening (admin_actions)
             withdrawn.add(rater_id)
+    # decided in its audit: no reopening either
+    rejected = set(
+        BatchAudit.objects.filter(
+            assignment__session__study=study, verdict=BatchAudit.Verdict.REJECTED
+        ).values_list("assignment_id", flat=True)
+    )
     rows = []
     for a in assignments:
         seconds_per_stimulus = None
@@ -92,6 +107,7 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded": a.rater_id in excluded,
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
                 "rater_withdrew": a.rater_id in withdrawn,
+                "rejected_in_audit": a.pk in rejected,
                 # may still count, yet left idle so long that its place went free
                 "place_released": capped and a.counts and not a.holds_place,
             }

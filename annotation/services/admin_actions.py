@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.errors import Conflict, ValidationFailed
-from annotation.models import Assignment, Participation, Payment
+from annotation.models import Assignment, BatchAudit, Participation, Payment
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,9 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
     Reopening the assignment of an excluded rater lifts the rater's exclusion from the
     study: an exclusion is what stops them, so the session could not continue otherwise.
     Their other excluded assignments stay excluded until reopened one by one. A rater who
-    withdrew (annotation.services.withdrawal) decided for themselves: refused.
+    withdrew (annotation.services.withdrawal) decided for themselves, and a batch an
+    expert rejected in its audit (annotation.services.audits) was decided there, its
+    payment rejected and its videos given to other raters: both refused.
     """
     participation = _locked_participation(assignment)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
@@ -70,6 +72,21 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
     reason = _reason(reason)
     if participation is not None and participation.withdrawn_at is not None:
         raise Conflict("the rater withdrew from the study: their sessions cannot be reopened")
+    rejected = BatchAudit.objects.filter(
+        assignment=assignment, verdict=BatchAudit.Verdict.REJECTED
+    ).first()
+    if rejected is not None:
+        logger.warning(
+            "admin %s tried to reopen assignment %s, rejected in its audit %s",
+            by.pk,
+            assignment.pk,
+            rejected.pk,
+        )
+        raise Conflict(
+            "this batch was rejected in its audit: its answers stay out of every result, "
+            "its payment is rejected and its videos went to other raters, so it cannot be "
+            "reopened here"
+        )
     if participation is not None and participation.is_excluded:
         logger.info(
             "admin %s lifted the exclusion of rater %s from study %s (it was: %s) "

@@ -352,6 +352,37 @@ def test_a_rejection_excludes_the_batch_rejects_its_payment_and_requeues_its_ses
     assert "levels guessed" in body and "note 2" in body
 
 
+def test_a_batch_rejected_in_its_audit_is_not_reopened_from_the_monitor(caplog):
+    from annotation.monitor import study_monitor
+
+    # given: a rejected batch, and an admin-excluded one beside it
+    tiny = tiny_questionnaire_study(raters_per_video=2)
+    small_plan(tiny, n=3, c=1)
+    rejected, excluded = finished_batch(tiny), finished_batch(tiny)
+    client, _ = staff_client()
+    client.get(audit_url(rejected))
+    client.post(audit_url(rejected), form(BatchAudit.objects.get(), wrong=3, reason="guessed"))
+    api = f"/api/assignments/{excluded.pk}/"
+    assert client.post(api + "exclude/", {"reason": "rushed"}).status_code == 200
+    # then: the monitor offers to reopen only the one an admin excluded
+    rows = {row["id"]: row for row in study_monitor(study=tiny.study)["assignments"]}
+    assert (rows[rejected.pk]["rejected_in_audit"], rows[excluded.pk]["rejected_in_audit"]) == (
+        True,
+        False,
+    )
+    # when: the rejected one is asked to reopen all the same
+    refused = client.post(f"/api/assignments/{rejected.pk}/reopen/", {"reason": "oops"})
+    # then: refused with the reason, logged, nothing changed; the other reopens
+    assert refused.status_code == 409
+    assert "rejected in its audit" in refused.json()["detail"]
+    assert "tried to reopen assignment" in caplog.text
+    rejected.refresh_from_db()
+    assert rejected.state == "excluded"
+    assert Payment.objects.get(assignment=rejected).status == "rejected"
+    reopened = client.post(api + "reopen/", {"reason": "checked again"})
+    assert reopened.json()["state"] == "finished"
+
+
 def test_a_form_without_every_verdict_is_refused_and_keeps_what_was_typed():
     # given
     tiny = tiny_questionnaire_study()

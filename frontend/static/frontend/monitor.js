@@ -65,8 +65,10 @@ async function act(url, csrf, reason) {
 function actionsOf(row) {
   const actions = [];
   if (row.state === "active" || row.state === "on_break") actions.push(["pause", "Pause"]);
-  // a rater who withdrew decided for themselves: their sessions are not reopened
-  if ((row.state === "paused" || row.state === "excluded") && !row.rater_withdrew) {
+  // a rater who withdrew decided for themselves, and a batch rejected in its audit was
+  // decided there: neither is reopened
+  const decided = row.rater_withdrew || row.rejected_in_audit;
+  if ((row.state === "paused" || row.state === "excluded") && !decided) {
     actions.push(["reopen", "Reopen"]);
   }
   if (row.state !== "excluded" && !row.rater_excluded) {
