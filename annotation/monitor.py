@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Q
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    Max,
+    Min,
+    OuterRef,
+    Q,
+)
 from django.utils import timezone
 
 from annotation.counting import counts_q, holds_place_q
@@ -58,6 +67,12 @@ def study_monitor(*, study: Study) -> dict:
         .annotate(
             counts=ExpressionWrapper(counts_q(study), output_field=BooleanField()),
             holds_place=ExpressionWrapper(holds_place_q(study), output_field=BooleanField()),
+            # decided in its audit: not reopened either (admin_actions)
+            rejected_in_audit=Exists(
+                BatchAudit.objects.filter(
+                    assignment=OuterRef("pk"), verdict=BatchAudit.Verdict.REJECTED
+                )
+            ),
         )
         .order_by("session__index", "started_at")
     )
@@ -74,12 +89,6 @@ def study_monitor(*, study: Study) -> dict:
         excluded[rater_id] = reason
         if withdrawn_at is not None:  # their own decision: no reopening (admin_actions)
             withdrawn.add(rater_id)
-    # decided in its audit: no reopening either
-    rejected = set(
-        BatchAudit.objects.filter(
-            assignment__session__study=study, verdict=BatchAudit.Verdict.REJECTED
-        ).values_list("assignment_id", flat=True)
-    )
     rows = []
     for a in assignments:
         seconds_per_stimulus = None
@@ -107,7 +116,7 @@ def study_monitor(*, study: Study) -> dict:
                 "rater_excluded": a.rater_id in excluded,
                 "rater_excluded_reason": excluded.get(a.rater_id, ""),
                 "rater_withdrew": a.rater_id in withdrawn,
-                "rejected_in_audit": a.pk in rejected,
+                "rejected_in_audit": a.rejected_in_audit,
                 # may still count, yet left idle so long that its place went free
                 "place_released": capped and a.counts and not a.holds_place,
             }
