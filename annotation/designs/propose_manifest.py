@@ -80,7 +80,7 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     elif columns.get("expert_actions"):
         raise ValueError(f"a {role} row takes no expert_actions")
     elif columns.get("note"):
-        raise ValueError(f"a {role} row takes no note (it says why the experts' labels)")
+        raise ValueError(f"a {role} row takes no note (a note says why the experts labelled so)")
     segment = {
         "video_id": columns.get("video_id", ""),
         "keyframe": keyframe,
