@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import partial
 
 from django.db import transaction
 
@@ -43,7 +44,8 @@ from annotation.designs.propose_study import (
     settings_of,
     vocabulary_of,
 )
-from annotation.designs.propose_tutorial import readiness, tutorial_payload
+from annotation.designs.propose_tutorial import tutorial_payload
+from annotation.designs.tutorial_examples import examples_lacking
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
 from annotation.models import (
@@ -340,7 +342,11 @@ PROPOSE_VERIFY = Design(
     raters_per_session=raters_per_session,
     manifest_columns=MANIFEST_COLUMNS,
     tutorial_payload=tutorial_payload,
-    readiness=readiness,
+    readiness=partial(
+        examples_lacking,
+        text="no worked examples: raters see no person labelled by the experts before the "
+        "test (manifest rows of role tutorial, with expert_actions and a note)",
+    ),
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,
     barred_sessions=barred_sessions,

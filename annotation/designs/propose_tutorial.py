@@ -1,6 +1,7 @@
 """The propose-then-verify tutorial: worked examples (the manifest's tutorial rows), each
 a person's segment with their box and the experts' complete labels, and why; the rater
-sees them before the qualification test, as a questionnaire's exemplars."""
+sees them before the qualification test, as a questionnaire's exemplars (readiness when
+there are none: annotation.designs.tutorial_examples)."""
 
 from __future__ import annotations
 
@@ -42,16 +43,3 @@ def tutorial_payload(*, study) -> dict:
     stage = Dimension.objects.filter(study=study, key=PROPOSE).first()
     questions = [{"key": PROPOSE, "label": stage.label, "text": stage.help_text}] if stage else []
     return {"pairs": [], "exemplars": exemplars, "questions": questions}
-
-
-def readiness(*, study) -> list[tuple[str, str]]:
-    """The worked examples the tutorial shows (annotation.readiness)."""
-    if Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL).exists():
-        return []
-    return [
-        (
-            "no_exemplars",
-            "no worked examples: raters see no person labelled by the experts before the "
-            "test (manifest rows of role tutorial, with expert_actions and a note)",
-        )
-    ]

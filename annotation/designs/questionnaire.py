@@ -20,6 +20,7 @@ per video), each of its kind (annotation.models.Question): a score, an ordinal l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from annotation.designs.base import Design
 from annotation.designs.questionnaire_answers import CHECKS
@@ -27,6 +28,7 @@ from annotation.designs.questionnaire_gates import gate_rule, golden_gate, quali
 from annotation.designs.questionnaire_manifest import check_manifest_extra, store_manifest_extra
 from annotation.designs.questionnaire_study import applicable, questions_of, settings_of
 from annotation.designs.slider import build_items, layout
+from annotation.designs.tutorial_examples import examples_lacking
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
 from annotation.models import Item, LabelAnswer, LabelTag, Question, Stimulus
@@ -145,19 +147,6 @@ def tutorial_payload(*, study) -> dict:
     return {"pairs": [], "exemplars": exemplars}
 
 
-def readiness(*, study) -> list[tuple[str, str]]:
-    """The exemplars the tutorial shows (annotation.readiness)."""
-    if Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL).exists():
-        return []
-    return [
-        (
-            "no_exemplars",
-            "no exemplars: raters see no expert-answered example before the test (manifest "
-            "rows of role tutorial)",
-        )
-    ]
-
-
 def raters_per_session(*, study, session=None) -> int:
     return settings_of(study).raters_per_video
 
@@ -179,7 +168,11 @@ QUESTIONNAIRE = Design(
     golden_label="Golden agreement",
     raters_per_session=raters_per_session,
     tutorial_payload=tutorial_payload,
-    readiness=readiness,
+    readiness=partial(
+        examples_lacking,
+        text="no exemplars: raters see no expert-answered example before the test "
+        "(manifest rows of role tutorial)",
+    ),
     manifest_columns=("questions", "note"),
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,
