@@ -17,14 +17,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.designs import design_of
-from annotation.media_urls import media_urls
 from annotation.models import (
     Assignment,
     Item,
     Participation,
     Stimulus,
     Study,
-    TutorialPair,
 )
 
 
@@ -318,30 +316,6 @@ def assignment_payload(assignment: Assignment | None) -> dict | None:
         "state": assignment.state,
         "break_seconds_left": break_seconds_left(assignment),
     }
-
-
-def tutorial_payload(*, study_id: int) -> list[dict]:
-    pairs = TutorialPair.objects.filter(study_id=study_id).select_related(
-        "dimension", "generated", "real"
-    )
-    result = []
-    for pair in pairs:
-        expert = {
-            e.dimension.key: e.mean
-            for e in pair.generated.expert_scores.select_related("dimension")
-        }
-        result.append(
-            {
-                "dimension": pair.dimension.key,
-                "label": pair.label,
-                "caption": pair.caption,
-                "explanation": pair.explanation,
-                "generated": media_urls(pair.generated),
-                "real": media_urls(pair.real),
-                "expert": expert,
-            }
-        )
-    return result
 
 
 def qualification_drawn(participation: Participation) -> list[int]:

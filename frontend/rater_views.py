@@ -105,6 +105,8 @@ def rater_strings() -> dict[str, str]:
         "questionnaire_score": gettext("{value} (on a scale from {min} to {max})"),
         "exemplar_answer": gettext("The experts' answer: {value}"),
         "exemplar_why": gettext("Why: {note}"),
+        "exemplar_left_better": gettext("the left video is better"),
+        "exemplar_right_better": gettext("the right video is better"),
         "pv_watch_first": gettext(
             "Watch the whole segment first: answering opens when it has played to its end."
         ),

@@ -277,7 +277,17 @@ class ExpertLabelForm(forms.ModelForm):
             )
         question = Question.objects.filter(dimension=dimension).first()
         if question is None:
-            raise forms.ValidationError(f"{dimension.key} is not a questionnaire question")
+            # A worked example's labels (propose-then-verify's actions, a preference
+            # pair's choice) are the manifest's, checked there: its note may be mended.
+            unchanged = self.instance.pk is not None and not (
+                {"stimulus", "dimension", "value"} & set(self.changed_data)
+            )
+            if unchanged:
+                return cleaned
+            raise forms.ValidationError(
+                f"{dimension.key} is not a questionnaire question (a worked example's labels "
+                "come from its manifest row; only their note is edited here)"
+            )
         try:
             cleaned["value"] = CHECKS[question.kind](question, cleaned["value"])
         except ValidationFailed as exc:

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from annotation.api.fast import fast_answer, fast_next
 from annotation.designs import design_of
+from annotation.designs.tutorial_examples import tutorial_pairs
 from annotation.models import Participation
 from annotation.selectors import (
     assignment_current,
@@ -17,7 +18,6 @@ from annotation.selectors import (
     completion_payload,
     item_payload,
     session_window,
-    tutorial_payload,
     window_payload,
 )
 from annotation.services.participation import (
@@ -109,7 +109,7 @@ class TutorialView(RaterView):
         own = design_of(participation.study).tutorial_payload
         if own is not None:
             return Response(own(study=participation.study))
-        return Response({"pairs": tutorial_payload(study_id=participation.study_id)})
+        return Response({"pairs": tutorial_pairs(study_id=participation.study_id)})
 
 
 class TutorialDoneView(RaterView):

@@ -96,7 +96,9 @@ def shuffled(members: Sequence, seed: object) -> list:
     return order
 
 
-def _no_extra(*, study, role: str, extra: dict) -> dict:
+def no_extra(*, study, role: str, extra: dict) -> dict:
+    """Design.check_manifest_extra of a design with no columns of its own: refuses the
+    experts' answers (<question>_expert), which only questionnaire studies take."""
     given = [f"{key}_expert" for key in extra.get("answers", {})]
     if given:
         raise ValueError(f"only questionnaire studies take the column(s) {', '.join(given)}")
@@ -119,12 +121,18 @@ CHECKED_ENDS = ("golden", "qualification")
 
 
 def content_errors(
-    videos: list[ContentVideo], *, at_most: int, noun: str, whole: bool = True
+    videos: list[ContentVideo],
+    *,
+    at_most: int,
+    noun: str,
+    whole: bool = True,
+    ends: tuple[str, ...] = CHECKED_ENDS,
 ) -> list[tuple[int, str]]:
     """What makes a compared design's content unusable, per line of the manifest: a
     condition twice in one content (an item would show one model twice, and its ranking
-    name it twice); a golden or qualification content without exactly one best and one
-    worst video, or with more than `at_most` videos (its item could not be made, and the
+    name it twice); a content of a role in `ends` (golden and qualification; a
+    preference study's worked examples too) without exactly one best and one worst
+    video, or with more than `at_most` videos (its item could not be made, and the
     raters would wait for a test that never comes); two references of one content.
     Not `whole` (one uploaded video, the rest to come), a missing end is not an error."""
 
@@ -151,15 +159,15 @@ def content_errors(
             first.setdefault(video.condition, video)
         if role == "reference" and len(members) > 1:
             errors.append((new[-1].line, f"{name} has {len(members)} videos, one is its reference"))
-        if role not in CHECKED_ENDS:
+        if role not in ends:
             continue
         make = f"one best and one worst make its {noun}"
         for end in ("best", "worst"):
-            ends = [video for video in members if video.expected == end]
-            if len(ends) > 1:
-                errors.append((ends[-1].line or new[0].line, f"{name} has {len(ends)} '{end}' "
+            found = [video for video in members if video.expected == end]
+            if len(found) > 1:
+                errors.append((found[-1].line or new[0].line, f"{name} has {len(found)} '{end}' "
                                f"videos ({make})"))  # fmt: skip
-            elif not ends and whole:
+            elif not found and whole:
                 errors.append((new[0].line, f"{name} has no '{end}' video ({make})"))
         if len(members) > at_most:
             errors.append((new[-1].line, f"{name} has {len(members)} videos, at most "
@@ -232,13 +240,14 @@ class Design:
     # None: contents are not the design's (nothing is read to check them).
     check_contents: Callable[..., list] | None = None
     # The design's own manifest columns; check_manifest_extra(study, role, extra) checks
-    # them ({"columns": {name: text}, "answers": {question key: <key>_expert text}}) and
-    # returns what the import keeps: "stimulus" (fields of the new video), "identity"
-    # (the row is a part of its file: several rows may name one file), and whatever
+    # them ({"columns": {name: text}, "answers": {question key: <key>_expert text},
+    # "labels": the row's content, expected, ... as checked}) and returns what the
+    # import keeps: "stimulus" (fields of the new video), "identity" (the row is a part
+    # of its file: several rows may name one file), and whatever
     # store_manifest_extra(stimulus, extra, dimensions) stores with the new video. The
     # default refuses any answers.
     manifest_columns: tuple[str, ...] = ()
-    check_manifest_extra: Callable[..., dict] = lambda **row: _no_extra(**row)
+    check_manifest_extra: Callable[..., dict] = lambda **row: no_extra(**row)
     store_manifest_extra: Callable[..., None] = lambda **row: None
     # The dimensions (questions) a new study of this design gets unless it names its own:
     # (key, label, help text, shows_reference).

@@ -25,7 +25,9 @@ from itertools import combinations
 
 from django.db.models import Prefetch
 
+from annotation.designs import preference_tutorial
 from annotation.designs.base import (
+    CHECKED_ENDS,
     Design,
     Gate,
     OnDemand,
@@ -33,6 +35,7 @@ from annotation.designs.base import (
     content_errors,
 )
 from annotation.designs.preference_questions import WYD_QUESTIONS
+from annotation.designs.tutorial_examples import examples_lacking
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -288,13 +291,15 @@ def golden_gate(*, study, assignment) -> Gate:
 
 
 def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys) -> None:
-    """A compared video names its condition and content; a golden or qualification video
-    its content and whether it is the pair's best or worst; a reference its content."""
+    """A compared video names its condition and content; a golden or qualification video,
+    and a worked example's (tutorial), its content and whether it is the pair's best or
+    worst; a reference its content."""
     needed = {
         Stimulus.Role.STIMULUS: ("condition", "content"),
         Stimulus.Role.GOLDEN: ("content", "expected"),
         Stimulus.Role.QUALIFICATION: ("content", "expected"),
         Stimulus.Role.REFERENCE: ("content",),
+        Stimulus.Role.TUTORIAL: ("content", "expected"),
     }.get(role, ())
     missing = [column for column in needed if not labels.get(column)]
     if missing:
@@ -360,7 +365,18 @@ PREFERENCE = Design(
     golden_label="Golden pairs right",
     session_chunks=session_chunks,
     check_manifest_row=check_manifest_row,
-    check_contents=functools.partial(content_errors, at_most=2, noun="pair"),
+    check_contents=functools.partial(
+        content_errors, at_most=2, noun="pair", ends=(*CHECKED_ENDS, Stimulus.Role.TUTORIAL)
+    ),
+    manifest_columns=preference_tutorial.MANIFEST_COLUMNS,
+    check_manifest_extra=preference_tutorial.check_manifest_extra,
+    store_manifest_extra=preference_tutorial.store_manifest_extra,
     default_dimensions=WYD_QUESTIONS[:1],
     sessions_on_demand=sessions_on_demand,
+    tutorial_payload=preference_tutorial.tutorial_payload,
+    readiness=functools.partial(
+        examples_lacking,
+        text="no worked examples: raters see no pair judged by the experts before the test "
+        "(manifest rows of role tutorial: a content's best and worst video, and a note)",
+    ),
 )

@@ -1,9 +1,11 @@
-"""Designs whose tutorial shows expert-answered examples (the manifest's tutorial rows):
+"""What a tutorial shows besides a design's own: the study's tutorial pairs; and, for
+designs whose tutorial shows expert-answered examples (the manifest's tutorial rows),
 what readiness says when a study has none (annotation.readiness, Design.readiness)."""
 
 from __future__ import annotations
 
-from annotation.models import Stimulus
+from annotation.media_urls import media_urls
+from annotation.models import Stimulus, TutorialPair
 
 
 def examples_lacking(*, study, text: str) -> list[tuple[str, str]]:
@@ -11,3 +13,30 @@ def examples_lacking(*, study, text: str) -> list[tuple[str, str]]:
     if Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL).exists():
         return []
     return [("no_exemplars", text)]
+
+
+def tutorial_pairs(*, study_id: int) -> list[dict]:
+    """The study's tutorial pairs (a generated and a real video explained for one
+    dimension, with the experts' score of the generated one): the tutorial of a design
+    that has none of its own, shown beside a preference study's worked examples."""
+    pairs = TutorialPair.objects.filter(study_id=study_id).select_related(
+        "dimension", "generated", "real"
+    )
+    result = []
+    for pair in pairs:
+        expert = {
+            e.dimension.key: e.mean
+            for e in pair.generated.expert_scores.select_related("dimension")
+        }
+        result.append(
+            {
+                "dimension": pair.dimension.key,
+                "label": pair.label,
+                "caption": pair.caption,
+                "explanation": pair.explanation,
+                "generated": media_urls(pair.generated),
+                "real": media_urls(pair.real),
+                "expert": expert,
+            }
+        )
+    return result

@@ -211,6 +211,7 @@ def parse_row(
             for key in dimension_keys
             if (raw.get(f"{key}_expert") or "").strip()
         },
+        "labels": labels,
     }
     extra = design.check_manifest_extra(study=study, role=role, extra=raw_extra)
     # as an upload is checked, for the part of the file that is transcoded

@@ -12,6 +12,7 @@ import numpy as np
 
 from annotation.models import Study
 from frontend.demo.common import (
+    MANIFEST_COLUMNS,
     MODELS,
     PATTERNS,
     clip,
@@ -26,6 +27,11 @@ SLUG = "preference-demo"
 CONTENTS = 6
 GOLDEN_CONTENTS = 3
 QUALIFICATION_CONTENTS = 2
+# The tutorial's worked examples: a clean video against a degraded copy, and why.
+EXAMPLES = (
+    ("blur", 6.0, "The other video is blurred: its edges and fine detail are smeared."),
+    ("blocks", 12.0, "The other video is blocky: the picture breaks into coarse squares."),
+)
 
 
 def _write_manifest(clip_dir: Path) -> Path:
@@ -50,12 +56,29 @@ def _write_manifest(clip_dir: Path) -> Path:
                 {"path": path.name, "role": role, "content": f"g{content:02d}",
                  "expected": expected, **labels}
             )  # fmt: skip
-    return write_manifest(clip_dir, rows)
+    rows += _example_rows(clip_dir, prompts)
+    return write_manifest(clip_dir, rows, columns=[*MANIFEST_COLUMNS, "note"])
+
+
+def _example_rows(clip_dir: Path, prompts: list) -> list[dict]:
+    """The worked examples' rows: each a content's best (with the note on why) and worst
+    video, about the study's one question."""
+    rows = []
+    for index, (kind, strength, note) in enumerate(EXAMPLES):
+        prompt = prompts[(CONTENTS + GOLDEN_CONTENTS + QUALIFICATION_CONTENTS + index) * 37]
+        pattern = PATTERNS[1 + 2 * index]  # mandelbrot, smptehdbars: the damage shows
+        best = clip(clip_dir / f"example{index}.mp4", pattern, prompt.action)
+        worst = degraded(best, clip_dir / f"example{index}-worst.mp4", kind, strength)
+        labels = {"role": "tutorial", "content": f"e{index}", "prompt": prompt.prompt}
+        rows.append({"path": best.name, "expected": "best", "note": note, **labels})
+        rows.append({"path": worst.name, "expected": "worst", **labels})
+    return rows
 
 
 def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the preference demo: 4 models x 6 contents (6 pairs each), 3
-    golden and 2 qualification pairs, sessions of 3 judgments of every pair."""
+    golden and 2 qualification pairs, 2 worked examples, sessions of 3 judgments of every
+    pair."""
     from annotation.designs.preference import settings_of
 
     def configure(study: Study) -> None:

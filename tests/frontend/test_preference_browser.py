@@ -197,6 +197,46 @@ def test_a_tutorial_example_is_headed_by_its_question_in_words(
     assert group.locator(':scope > [data-field="help"]').inner_text() == "Look at the faces."
 
 
+def test_a_worked_example_shows_its_pair_and_the_experts_choice(
+    page, live_server, preference_study, clip
+):
+    from annotation.models import Dimension, ExpertLabel, Stimulus
+    from tests.factories import StimulusFactory
+    from tests.frontend.conftest import attach_clip
+
+    # given: a preference study with one worked example, its better video imported first
+    tiny = preference_study()
+    question = Dimension.objects.get(study=tiny.study)
+    best, worst = (
+        StimulusFactory(study=tiny.study, role=Stimulus.Role.TUTORIAL, content="e1", expected=end)
+        for end in ("best", "worst")
+    )
+    for stimulus in (best, worst):
+        attach_clip(stimulus, clip)
+    ExpertLabel.objects.create(
+        stimulus=best, dimension=question, value="best", note="The other one is blurred."
+    )
+    # when
+    enter(page, live_server, tiny)
+    agree(page)
+    example = page.locator(f'.exemplar-group[data-question="{question.key}"] .exemplar')
+    example.wait_for()
+    # then: the pair side by side, each video named by its side, the better one left
+    sides = example.locator(".pref-example figure")
+    assert [sides.nth(i).get_attribute("data-side") for i in range(2)] == ["left", "right"]
+    assert sides.nth(0).locator("figcaption").inner_text() == "Left video"
+    video = sides.nth(1).locator("video")
+    assert video.get_attribute("src").endswith(f"/media/v/{worst.public_id}/")
+    page.wait_for_function(
+        "v => v.readyState >= 1", arg=video.element_handle()
+    )  # the clip loads: a video the rater can play
+    # and: the experts' choice in words, and why
+    expert = example.locator('[data-field="answer"]').inner_text()
+    assert expert == "The experts' answer: the left video is better"
+    assert example.locator('[data-field="note"]').inner_text() == "Why: The other one is blurred."
+    assert page.locator("#tutorial-empty").is_hidden()
+
+
 def test_a_new_pair_takes_the_focus_and_is_said_by_its_place(page, live_server, preference_study):
     # given: a rater at their first pair, left chosen by its key (the focus on its button)
     tiny = preference_study()

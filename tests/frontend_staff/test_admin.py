@@ -225,6 +225,31 @@ def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
     assert ExpertLabel.objects.filter(stimulus__study=tiny.study).count() == 18
 
 
+def test_a_worked_example_s_note_is_mended_in_the_admin_but_not_its_choice(client):
+    from annotation.models import Dimension, ExpertLabel, Stimulus
+    from tests.annotation.design_fixtures import tiny_preference_study
+    from tests.factories import StimulusFactory
+
+    # given: a preference study's worked example, its note misspelt
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    tiny = tiny_preference_study()
+    best = StimulusFactory(study=tiny.study, role=Stimulus.Role.TUTORIAL, content="e1")
+    question = Dimension.objects.get(study=tiny.study)
+    label = ExpertLabel.objects.create(
+        stimulus=best, dimension=question, value="best", note="The othr one is blurred."
+    )
+    url = f"/admin/annotation/expertlabel/{label.pk}/change/"
+    form = {"stimulus": best.pk, "dimension": question.pk, "value": '"best"'}
+    # when: an admin mends the note, then tries to change the choice
+    mended = client.post(url, {**form, "note": "The other one is blurred."})
+    changed = client.post(url, {**form, "value": '"worst"', "note": "x"})
+    # then: the note is mended; the choice is the manifest's
+    assert mended.status_code == 302
+    assert "not a questionnaire question" in changed.content.decode()
+    label.refresh_from_db()
+    assert (label.value, label.note) == ("best", "The other one is blurred.")
+
+
 def test_every_editable_design_setting_is_in_its_admin_box():
     from annotation.admin.study_inlines import DESIGN_INLINES
 

@@ -119,11 +119,12 @@ export async function showTutorial() {
     });
   };
 }
-/** The experts' exemplars (questionnaire; propose-then-verify's worked examples):
+/** The experts' exemplars (questionnaire; the worked examples of propose-then-verify
+ * and of side-by-side preference):
  * question by question (the study's, or those the tutorial names), each video asked it
  * with its prompt, the experts' answer in the question's terms (the widget module's
  * `answerText`) and why; the widget module's `exemplarMedia`, if any, dresses the video
- * (a person's box drawn over it). */
+ * (a person's box drawn over it; the pair around it). */
 async function exemplarGroups(exemplars, named) {
   const { answerText = (question, value) => String(value), exemplarMedia } =
     await loadWidgetModule();
@@ -147,7 +148,7 @@ async function exemplarGroups(exemplars, named) {
       const video = field(node, "video");
       video.src = exemplar.video_url;
       if (exemplar.poster_url) video.poster = exemplar.poster_url;
-      exemplarMedia?.(video, exemplar);
+      exemplarMedia?.(video, exemplar, t);
       field(node, "prompt").textContent = exemplar.prompt || "";
       field(node, "prompt-line").hidden = !exemplar.prompt;
       field(node, "answer").textContent = t("exemplar_answer", {

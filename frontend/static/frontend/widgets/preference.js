@@ -7,6 +7,40 @@ import { Player } from "../rater_controls.js";
 
 const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
 
+/** A worked example of the tutorial: the pair as an item shows it (the left video, the
+ * reference between, when the example has one, then the right), each named. */
+export function exemplarMedia(video, exemplar, t) {
+  const row = document.createElement("div");
+  row.className = "pref-example";
+  video.replaceWith(row);
+  const sides = [
+    ["left", video],
+    ["reference", exemplar.reference],
+    ["right", exemplar.right],
+  ];
+  for (const [side, media] of sides) {
+    if (!media) continue;
+    let shown = media;
+    if (!(media instanceof HTMLVideoElement)) {
+      shown = video.cloneNode();
+      shown.src = media.video_url;
+      shown.poster = media.poster_url || "";
+    }
+    shown.setAttribute("aria-label", t(`video_${side}`));
+    const figure = document.createElement("figure");
+    figure.dataset.side = side;
+    const caption = document.createElement("figcaption");
+    caption.textContent = t(`video_${side}`);
+    figure.append(shown, caption);
+    row.append(figure);
+  }
+}
+
+/** The experts' choice in a worked example: "the left video is better". */
+export function answerText(question, choice, t) {
+  return t(`exemplar_${choice}_better`);
+}
+
 export default class PreferenceWidget {
   constructor({ mount, item, t, takeVideo, onChange, onProblem }) {
     this.t = t;
