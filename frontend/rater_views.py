@@ -107,6 +107,13 @@ def rater_strings() -> dict[str, str]:
         "exemplar_why": gettext("Why: {note}"),
         "exemplar_left_better": gettext("the left video is better"),
         "exemplar_right_better": gettext("the right video is better"),
+        "exemplar_place_best": gettext("Best"),
+        "exemplar_place_between": gettext("In between"),
+        "exemplar_place_worst": gettext("Worst"),
+        "exemplar_order": gettext("the best first, the worst last, as shown"),
+        "exemplar_order_between": gettext(
+            "the best first, the worst last, the others in between, as shown"
+        ),
         "pv_watch_first": gettext(
             "Watch the whole segment first: answering opens when it has played to its end."
         ),

@@ -25,9 +25,8 @@ from itertools import combinations
 
 from django.db.models import Prefetch
 
-from annotation.designs import preference_tutorial
+from annotation.designs import compared_tutorial
 from annotation.designs.base import (
-    CHECKED_ENDS,
     Design,
     Gate,
     OnDemand,
@@ -366,14 +365,14 @@ PREFERENCE = Design(
     session_chunks=session_chunks,
     check_manifest_row=check_manifest_row,
     check_contents=functools.partial(
-        content_errors, at_most=2, noun="pair", ends=(*CHECKED_ENDS, Stimulus.Role.TUTORIAL)
+        content_errors, at_most=2, noun="pair", ends=compared_tutorial.ENDS
     ),
-    manifest_columns=preference_tutorial.MANIFEST_COLUMNS,
-    check_manifest_extra=preference_tutorial.check_manifest_extra,
-    store_manifest_extra=preference_tutorial.store_manifest_extra,
+    manifest_columns=compared_tutorial.MANIFEST_COLUMNS,
+    check_manifest_extra=compared_tutorial.check_manifest_extra,
+    store_manifest_extra=compared_tutorial.store_manifest_extra,
     default_dimensions=WYD_QUESTIONS[:1],
     sessions_on_demand=sessions_on_demand,
-    tutorial_payload=preference_tutorial.tutorial_payload,
+    tutorial_payload=compared_tutorial.preference_payload,
     readiness=functools.partial(
         examples_lacking,
         text="no worked examples: raters see no pair judged by the experts before the test "

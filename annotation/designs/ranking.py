@@ -24,7 +24,15 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 
-from annotation.designs.base import Design, Gate, QualificationScore, content_errors, shuffled
+from annotation.designs import compared_tutorial
+from annotation.designs.base import (
+    Design,
+    Gate,
+    QualificationScore,
+    content_errors,
+    shuffled,
+)
+from annotation.designs.tutorial_examples import examples_lacking
 from annotation.dimensions import dimensions_of
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry
@@ -254,11 +262,13 @@ def gate_rule(*, study) -> str:
 
 def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys) -> None:
     """A ranked video names its condition and content (the prompt its item is about); a
-    golden or qualification video its content (and, for one of each, best or worst)."""
+    golden or qualification video, and a worked example's (tutorial), its content (and,
+    for one of each, best or worst)."""
     needed = {
         Stimulus.Role.STIMULUS: ("condition", "content"),
         Stimulus.Role.GOLDEN: ("content",),
         Stimulus.Role.QUALIFICATION: ("content",),
+        Stimulus.Role.TUTORIAL: ("content",),
     }.get(role, ())
     missing = [column for column in needed if not labels.get(column)]
     if missing:
@@ -291,6 +301,18 @@ RANKING = Design(
     values_noun="ranking",
     golden_label="Golden orders right",
     check_manifest_row=check_manifest_row,
-    check_contents=functools.partial(content_errors, at_most=MAX_VIDEOS, noun="item"),
+    check_contents=functools.partial(
+        content_errors, at_most=MAX_VIDEOS, noun="item", ends=compared_tutorial.ENDS
+    ),
     default_dimensions=VGA_CRITERIA,
+    manifest_columns=compared_tutorial.MANIFEST_COLUMNS,
+    check_manifest_extra=compared_tutorial.check_manifest_extra,
+    store_manifest_extra=compared_tutorial.store_manifest_extra,
+    tutorial_payload=compared_tutorial.ranking_payload,
+    readiness=functools.partial(
+        examples_lacking,
+        text="no worked examples: raters see no videos ordered by the experts before the "
+        "test (manifest rows of role tutorial: a content's best, worst and other videos, "
+        "and a note)",
+    ),
 )

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from annotation.designs.ranking import VGA_CRITERIA
 from annotation.models import Study
 from frontend.demo.common import (
+    MANIFEST_COLUMNS,
     MODELS,
     PATTERNS,
     clip,
@@ -55,12 +57,38 @@ def _write_manifest(clip_dir: Path) -> Path:
                 {"path": path.name, "role": role, "content": f"g{content:02d}",
                  "expected": expected, **labels}
             )  # fmt: skip
-    return write_manifest(clip_dir, rows)
+    rows += _example_rows(clip_dir, prompts)
+    return write_manifest(clip_dir, rows, columns=[*MANIFEST_COLUMNS, "tutorial_dimension", "note"])
+
+
+def _example_rows(clip_dir: Path, prompts: list) -> list[dict]:
+    """The worked example's rows: a clean video, a grainy and a blocky copy in between,
+    and a blurred one, ordered by the experts for the first criterion, and why."""
+    prompt = prompts[(PROMPTS + GOLDEN_PROMPTS + QUALIFICATION_PROMPTS) * 41 + 7]
+    best = clip(clip_dir / "example.mp4", "mandelbrot", prompt.action)
+    videos = (
+        (best, "best"),
+        (degraded(best, clip_dir / "example-grainy.mp4", "noise", 30.0), ""),
+        (degraded(best, clip_dir / "example-blocky.mp4", "blocks", 6.0), ""),
+        (degraded(best, clip_dir / "example-worst.mp4", "blur", 9.0), "worst"),
+    )
+    note = (
+        "The sharp video is best and the blurred one worst; grain and blocks spoil the "
+        "other two less than blur, which hides every detail."
+    )
+    rows = []
+    for path, expected in videos:
+        row = {"path": path.name, "role": "tutorial", "content": "e0", "expected": expected,
+               "prompt": prompt.prompt}  # fmt: skip
+        if expected == "best":
+            row |= {"tutorial_dimension": VGA_CRITERIA[0][0], "note": note}
+        rows.append(row)
+    return rows
 
 
 def create_study(*, clip_dir: Path, stimuli: int = 24) -> Study:
     """Create (or return) the ranking demo: 4 models x 5 prompts x 2 criteria, 2 golden
-    and 2 qualification prompts."""
+    and 2 qualification prompts, a worked example."""
     from annotation.designs.ranking import settings_of
 
     def configure(study: Study) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.files.base import ContentFile
 
-from annotation.models import Dimension, Stimulus, TutorialPair
+from annotation.models import Dimension, ExpertLabel, Stimulus, TutorialPair
 from tests.annotation.rater_fixtures import TinyStudy, tiny_study
 from tests.factories import StimulusFactory, add_expert_scores
 from tests.live_requests import close_context
@@ -57,6 +57,22 @@ def attach_clip(stimulus: Stimulus, clip: Clip) -> None:
     stimulus.width, stimulus.height = CLIP_SIZE
     stimulus.duration_s = 0.5
     stimulus.save()
+
+
+def worked_example(tiny: TinyStudy, clip: Clip, *, ends: str, question, note: str):
+    """A compared design's worked example with real clips: a tutorial video of content
+    "e1" per letter of `ends` in that order (b best, w worst, m in between), the best's
+    ExpertLabel naming `question` and `note`; the videos by their end ("best", ...)."""
+    names = {"b": "best", "w": "worst", "m": ""}
+    videos = {}
+    for letter in ends:
+        video = StimulusFactory(
+            study=tiny.study, role=Stimulus.Role.TUTORIAL, content="e1", expected=names[letter]
+        )
+        attach_clip(video, clip)
+        videos[names[letter] or "between"] = video
+    ExpertLabel.objects.create(stimulus=videos["best"], dimension=question, value="best", note=note)
+    return videos
 
 
 def add_tutorial(tiny: TinyStudy, clip: Clip) -> list[TutorialPair]:

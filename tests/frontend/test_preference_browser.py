@@ -37,6 +37,18 @@ def answer(page, key: str) -> str:
     return item
 
 
+WHY = "The other one is blurred."
+
+
+def tutorial_example(page, live_server, tiny, question):
+    """The tutorial's first worked example of the question, once shown."""
+    enter(page, live_server, tiny)
+    agree(page)
+    example = page.locator(f'.exemplar-group[data-question="{question.key}"] .exemplar').first
+    example.wait_for()
+    return example
+
+
 def qualified(page, live_server, tiny) -> None:
     enter(page, live_server, tiny)
     agree(page)
@@ -200,40 +212,28 @@ def test_a_tutorial_example_is_headed_by_its_question_in_words(
 def test_a_worked_example_shows_its_pair_and_the_experts_choice(
     page, live_server, preference_study, clip
 ):
-    from annotation.models import Dimension, ExpertLabel, Stimulus
-    from tests.factories import StimulusFactory
-    from tests.frontend.conftest import attach_clip
+    from annotation.models import Dimension
+    from tests.frontend.conftest import worked_example
 
     # given: a preference study with one worked example, its better video imported first
     tiny = preference_study()
     question = Dimension.objects.get(study=tiny.study)
-    best, worst = (
-        StimulusFactory(study=tiny.study, role=Stimulus.Role.TUTORIAL, content="e1", expected=end)
-        for end in ("best", "worst")
-    )
-    for stimulus in (best, worst):
-        attach_clip(stimulus, clip)
-    ExpertLabel.objects.create(
-        stimulus=best, dimension=question, value="best", note="The other one is blurred."
-    )
+    videos = worked_example(tiny, clip, ends="bw", question=question, note=WHY)
     # when
-    enter(page, live_server, tiny)
-    agree(page)
-    example = page.locator(f'.exemplar-group[data-question="{question.key}"] .exemplar')
-    example.wait_for()
+    example = tutorial_example(page, live_server, tiny, question)
     # then: the pair side by side, each video named by its side, the better one left
     sides = example.locator(".pref-example figure")
     assert [sides.nth(i).get_attribute("data-side") for i in range(2)] == ["left", "right"]
     assert sides.nth(0).locator("figcaption").inner_text() == "Left video"
     video = sides.nth(1).locator("video")
-    assert video.get_attribute("src").endswith(f"/media/v/{worst.public_id}/")
+    assert video.get_attribute("src").endswith(f"/media/v/{videos['worst'].public_id}/")
     page.wait_for_function(
         "v => v.readyState >= 1", arg=video.element_handle()
     )  # the clip loads: a video the rater can play
     # and: the experts' choice in words, and why
     expert = example.locator('[data-field="answer"]').inner_text()
     assert expert == "The experts' answer: the left video is better"
-    assert example.locator('[data-field="note"]').inner_text() == "Why: The other one is blurred."
+    assert example.locator('[data-field="note"]').inner_text() == f"Why: {WHY}"
     assert page.locator("#tutorial-empty").is_hidden()
 
 

@@ -290,3 +290,37 @@ def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, rankin
     page.locator("body").click(position={"x": 5, "y": 5})
     page.keyboard.press("Enter")
     assert stored_order(page, item) == [videos[1], videos[0], videos[2]]
+
+
+def test_a_worked_example_shows_its_videos_in_the_experts_order(
+    page, live_server, ranking_study, clip
+):
+    from annotation.models import Dimension
+    from tests.frontend.conftest import worked_example
+    from tests.frontend.test_preference_browser import tutorial_example
+
+    # given: a ranking study with one worked example of three videos, its worst first
+    tiny = ranking_study()
+    criterion = Dimension.objects.filter(study=tiny.study).order_by("order").first()
+    note = "Sharp, then grainy, then blurred."
+    videos = worked_example(tiny, clip, ends="wmb", question=criterion, note=note)
+    # when
+    example = tutorial_example(page, live_server, tiny, criterion)
+    # then: best first, worst last, each named by its place, every one a video to play
+    figures = example.locator(".rank-example figure")
+    assert [figures.nth(i).locator("figcaption").inner_text() for i in range(3)] == [
+        "Best",
+        "In between",
+        "Worst",
+    ]
+    sources = [figures.nth(i).locator("video").get_attribute("src") for i in range(3)]
+    order = [videos[end] for end in ("best", "between", "worst")]
+    assert sources == [f"/media/v/{video.public_id}/" for video in order]
+    page.wait_for_function(
+        "v => v.readyState >= 1", arg=figures.nth(2).locator("video").element_handle()
+    )
+    # and: the experts' order in words, and why
+    assert example.locator('[data-field="answer"]').inner_text() == (
+        "The experts' answer: the best first, the worst last, the others in between, as shown"
+    )
+    assert example.locator('[data-field="note"]').inner_text() == f"Why: {note}"

@@ -119,12 +119,12 @@ export async function showTutorial() {
     });
   };
 }
-/** The experts' exemplars (questionnaire; the worked examples of propose-then-verify
- * and of side-by-side preference):
+/** The experts' exemplars (questionnaire; the worked examples of propose-then-verify,
+ * side-by-side preference and ranking):
  * question by question (the study's, or those the tutorial names), each video asked it
  * with its prompt, the experts' answer in the question's terms (the widget module's
  * `answerText`) and why; the widget module's `exemplarMedia`, if any, dresses the video
- * (a person's box drawn over it; the pair around it). */
+ * (a person's box drawn over it; the other videos around it). */
 async function exemplarGroups(exemplars, named) {
   const { answerText = (question, value) => String(value), exemplarMedia } =
     await loadWidgetModule();

@@ -1,5 +1,5 @@
 // DOM helpers the widgets build with: a [data-field] node inside a root, a new node of a
-// class showing a text (as text, never as markup), a button.
+// class showing a text (as text, never as markup), a button, a tutorial's row of videos.
 
 export const field = (root, name) => root.querySelector(`[data-field="${name}"]`);
 
@@ -15,4 +15,25 @@ export function button(className, text, onClick) {
   node.type = "button";
   node.addEventListener("click", onClick);
   return node;
+}
+
+/** A worked example's videos in a row of the class, in place of the tutorial's `video`
+ * (which shows the first): each `[name, media, caption]` a figure named by its caption,
+ * the others copies of `video` playing their media. */
+export function exemplarRow(video, className, shown) {
+  const row = element("div", className);
+  video.replaceWith(row);
+  shown.forEach(([name, media, caption], index) => {
+    let copy = video;
+    if (index > 0) {
+      copy = video.cloneNode();
+      copy.src = media.video_url;
+      copy.poster = media.poster_url || "";
+    }
+    copy.setAttribute("aria-label", caption);
+    const figure = element("figure");
+    figure.dataset.side = name;
+    figure.append(copy, element("figcaption", "", caption));
+    row.append(figure);
+  });
 }

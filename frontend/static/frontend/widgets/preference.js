@@ -4,36 +4,23 @@
 // played to its end. Clicks or keys: 1 / ← left, 2 / → right, 3 / ↓ equally good/bad.
 
 import { Player } from "../rater_controls.js";
+import { exemplarRow } from "./dom.js";
 
 const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
 
 /** A worked example of the tutorial: the pair as an item shows it (the left video, the
  * reference between, when the example has one, then the right), each named. */
 export function exemplarMedia(video, exemplar, t) {
-  const row = document.createElement("div");
-  row.className = "pref-example";
-  video.replaceWith(row);
   const sides = [
-    ["left", video],
+    ["left", exemplar],
     ["reference", exemplar.reference],
     ["right", exemplar.right],
-  ];
-  for (const [side, media] of sides) {
-    if (!media) continue;
-    let shown = media;
-    if (!(media instanceof HTMLVideoElement)) {
-      shown = video.cloneNode();
-      shown.src = media.video_url;
-      shown.poster = media.poster_url || "";
-    }
-    shown.setAttribute("aria-label", t(`video_${side}`));
-    const figure = document.createElement("figure");
-    figure.dataset.side = side;
-    const caption = document.createElement("figcaption");
-    caption.textContent = t(`video_${side}`);
-    figure.append(shown, caption);
-    row.append(figure);
-  }
+  ].filter(([, media]) => media);
+  exemplarRow(
+    video,
+    "pref-example",
+    sides.map(([side, media]) => [side, media, t(`video_${side}`)]),
+  );
 }
 
 /** The experts' choice in a worked example: "the left video is better". */

@@ -11,9 +11,24 @@
 // (the page's keys). Every tile has the same buttons: each is named with its video.
 
 import { Player } from "../rater_controls.js";
-import { field } from "./dom.js";
+import { exemplarRow, field } from "./dom.js";
 
 const LETTERS = "ABCDEFGHIJKLMNOP";
+
+/** A worked example of the tutorial: its videos in the experts' order, each named by its
+ * place (best, in between, worst). */
+export function exemplarMedia(video, exemplar, t) {
+  exemplarRow(
+    video,
+    "rank-example",
+    exemplar.videos.map((media) => [media.place, media, t(`exemplar_place_${media.place}`)]),
+  );
+}
+
+/** The experts' order in a worked example: best first, as shown. */
+export function answerText(question, places, t) {
+  return t(places.includes("between") ? "exemplar_order_between" : "exemplar_order");
+}
 
 export default class RankingWidget {
   constructor({ mount, item, state, t, takeVideo, onChange, onProblem }) {

@@ -1,6 +1,7 @@
-"""Side-by-side preference's tutorial: the manifest's tutorial rows are worked examples (a
-content's best and worst video, the question and why), shown before the test as an item
-shows a pair, the better video on either side."""
+"""The compared designs' tutorial: the manifest's tutorial rows are worked examples (a
+content's best and worst video, a ranking's others in between, the question and why),
+shown before the test: a preference study's as an item shows a pair, the better video
+on either side; a ranking study's in the experts' order."""
 
 import pytest
 
@@ -10,7 +11,7 @@ from annotation.models import Dimension, ExpertLabel, Stimulus, TutorialPair
 from annotation.readiness import study_problems
 from annotation.services.study_import import study_import_manifest
 from media_pipeline.services.transcode_jobs import stimuli_enqueue_processing
-from tests.annotation.design_fixtures import tiny_preference_study
+from tests.annotation.design_fixtures import tiny_preference_study, tiny_ranking_study
 from tests.annotation.rater_fixtures import rater_client
 from tests.factories import StimulusFactory
 from tests.videos import write_video
@@ -160,4 +161,82 @@ def test_an_example_without_its_worse_video_is_refused(tmp_path):
         study_import_manifest(study=tiny.study, manifest=manifest)
     assert refused.value.errors == [
         (2, "tutorial content 'e1' has no 'worst' video (one best and one worst make its pair)")
+    ]
+
+
+def test_a_ranking_example_shows_its_videos_in_the_experts_order(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    # given: a ranking study of two criteria, without worked examples
+    tiny = tiny_ranking_study()
+    assert "no_exemplars" in {p.code for p in study_problems(study=tiny.study)}
+    criterion = Dimension.objects.filter(study=tiny.study).order_by("order").last()
+    # when: an example of four videos is imported, its worst first and its best third
+    manifest = write_manifest(
+        tmp_path,
+        [
+            "v0.mp4,tutorial,e1,worst,,,A dog runs",
+            "v1.mp4,tutorial,e1,,,,A dog runs",
+            f"v2.mp4,tutorial,e1,best,{criterion.key},Sharp and steady.,A dog runs",
+            "v3.mp4,tutorial,e1,,,,A dog runs",
+        ],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(
+            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
+        )
+    # then: best first, the others in between in the order imported, worst last
+    assert "no_exemplars" not in {p.code for p in study_problems(study=tiny.study)}
+    body, client = tutorial(tiny)
+    (example,) = body["exemplars"]
+    ids = {s.original_name: str(s.public_id) for s in Stimulus.objects.filter(study=tiny.study)}
+    shown = [(video["id"], video["place"]) for video in example["videos"]]
+    assert shown == [
+        (ids["v2.mp4"], "best"),
+        (ids["v1.mp4"], "between"),
+        (ids["v3.mp4"], "between"),
+        (ids["v0.mp4"], "worst"),
+    ]
+    assert example["id"] == ids["v2.mp4"]
+    assert example["answers"] == [
+        {
+            "question": criterion.key,
+            "value": ["best", "between", "between", "worst"],
+            "note": "Sharp and steady.",
+        }
+    ]
+    assert client.get(example["videos"][3]["video_url"]).status_code == 200
+
+
+def test_a_ranking_example_names_its_criterion_and_has_both_ends(tmp_path):
+    # given: a ranking study of two criteria
+    tiny = tiny_ranking_study()
+    manifest = write_manifest(
+        tmp_path,
+        [
+            "v0.mp4,tutorial,e1,best,,,",  # which criterion?
+            "v1.mp4,tutorial,e1,worst,,,",
+            "v2.mp4,tutorial,e2,,,,",  # no best, no worst
+        ],
+    )
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=tiny.study, manifest=manifest)
+    # then
+    (line, text), *_ = refused.value.errors
+    assert line == 2 and "is not one of the study's questions" in text
+    manifest = write_manifest(
+        tmp_path,
+        [
+            "v0.mp4,tutorial,e1,best,aesthetics,,",
+            "v1.mp4,tutorial,e1,worst,,,",
+            "v2.mp4,tutorial,e2,,,,",
+        ],
+    )
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=tiny.study, manifest=manifest)
+    make = "(one best and one worst make its item)"
+    assert sorted(refused.value.errors) == [
+        (4, f"tutorial content 'e2' has no 'best' video {make}"),
+        (4, f"tutorial content 'e2' has no 'worst' video {make}"),
     ]
