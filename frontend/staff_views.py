@@ -55,6 +55,7 @@ def studies(request):
     admin = is_admin(request.user)
     for study in studies:
         study.design_label = design_of(study).label
+        study.audited = design_of(study).audited
         study.progress = progress.get(study.pk, StudyProgress())
         if admin:  # what each study still lacks (annotation.readiness)
             study.problems = study_problems(study=study)
@@ -126,8 +127,8 @@ def _audited_study(request, slug: str) -> Study:
     if not is_admin(request.user):
         raise PermissionDenied("only admins audit batches")
     study = get_object_or_404(Study, slug=slug)
-    if study.design != "questionnaire":
-        raise Http404("only questionnaire studies have audits")
+    if not design_of(study).audited:
+        raise Http404(f"a {study.design} study has no audits")
     return study
 
 

@@ -1,6 +1,7 @@
 from django.db.models import Q
 from django.shortcuts import render
 
+from annotation.designs import design_of
 from annotation.models import Participation, Study
 from annotation.roles import is_researcher
 
@@ -25,5 +26,8 @@ def home(request):
         )
     else:
         studies = running.none()
+    studies = list(studies)
+    for study in studies:
+        study.audited = design_of(study).audited  # the Audits page's link
     context = {"studies": studies, "is_researcher": researcher}
     return render(request, "frontend/home.html", context)

@@ -266,6 +266,9 @@ class Design:
     sessions_on_demand: Callable[..., OnDemand | None] = lambda **study: None
     # tutorial_payload(study): what the tutorial shows; None: the study's tutorial pairs.
     tutorial_payload: Callable[..., dict] | None = None
+    # Experts audit each finished session (a batch) on a sample, by the acceptance plan
+    # in the design's settings (annotation.services.audits; the study's Audits page).
+    audited: bool = False
     # readiness(study): what the design's own setup still lacks before raters arrive
     # (its tutorial, the experts' answers), as (code, text) pairs (annotation.readiness).
     readiness: Callable[..., list[tuple[str, str]]] = lambda **study: []

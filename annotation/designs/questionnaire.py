@@ -167,6 +167,7 @@ QUESTIONNAIRE = Design(
     values_noun="answers",
     golden_label="Golden agreement",
     raters_per_session=raters_per_session,
+    audited=True,
     tutorial_payload=tutorial_payload,
     readiness=partial(
         examples_lacking,

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.counting import counts_q
+from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.designs.questionnaire_study import settings_of
 from annotation.errors import Conflict, NotFound, ValidationFailed
@@ -72,11 +73,12 @@ def _locked(assignment: Assignment) -> Assignment:
 @transaction.atomic
 def audit_open(*, assignment: Assignment, by) -> BatchAudit:
     """The batch's audit, its sample drawn on the first opening (the same for every
-    expert after). Only a finished batch of a questionnaire study can be audited."""
+    expert after). Only a finished batch of a study whose design is audited (a
+    questionnaire) can be audited."""
     assignment = _locked(assignment)
     study = assignment.session.study
-    if study.design != "questionnaire":
-        raise NotFound("only questionnaire batches are audited")
+    if not design_of(study).audited:
+        raise NotFound(f"batches of a {study.design} study are not audited")
     existing = BatchAudit.objects.filter(assignment=assignment).first()
     if existing is not None:
         return existing

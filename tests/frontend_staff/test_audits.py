@@ -132,7 +132,7 @@ def test_only_questionnaire_studies_and_their_own_batches_have_audit_pages():
     assert not BatchAudit.objects.exists()
 
 
-def test_the_studies_page_links_the_audits_of_questionnaire_studies_for_admins():
+def test_the_studies_and_home_pages_link_the_audits_of_questionnaire_studies_for_admins():
     from tests.annotation.rater_fixtures import tiny_study
 
     slider, tiny = tiny_study(), tiny_questionnaire_study()
@@ -144,6 +144,10 @@ def test_the_studies_page_links_the_audits_of_questionnaire_studies_for_admins()
     assert '<th><span class="visually-hidden">Actions</span></th>' in body
     assert f"/studies/{slider.study.slug}/audits/" not in body
     assert "/audits/" not in researcher.get("/studies/").content.decode()
+    # and the home page, where both studies run
+    home = admin.get("/").content.decode()
+    assert f"/studies/{tiny.study.slug}/audits/" in home
+    assert f"/studies/{slider.study.slug}/audits/" not in home
 
 
 # --- the queue ---------------------------------------------------------------------------
