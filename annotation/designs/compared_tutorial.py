@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 from annotation.designs.base import CHECKED_ENDS, no_extra
 from annotation.designs.tutorial_examples import tutorial_pairs
-from annotation.dimensions import dimensions_of
 from annotation.media_urls import media_urls
-from annotation.models import ExpertLabel, Stimulus
+from annotation.models import Dimension, ExpertLabel, Stimulus
 
 MANIFEST_COLUMNS = ("tutorial_dimension", "note")
 # The roles whose contents need one best and one worst video (content_errors).
@@ -44,7 +43,10 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         if note or question:
             raise ValueError("a worked example's question and note go on its best video's row")
         return {}
-    keys = [dimension.key for dimension in dimensions_of(study.pk)]
+    # read afresh (not dimensions_of's cache): a question added a moment ago counts
+    keys = list(
+        Dimension.objects.filter(study=study).order_by("order").values_list("key", flat=True)
+    )
     if not question and len(keys) == 1:
         question = keys[0]
     if question not in keys:
