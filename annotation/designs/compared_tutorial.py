@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.designs.base import CHECKED_ENDS, no_extra
-from annotation.designs.tutorial_examples import tutorial_pairs
+from annotation.designs.tutorial_examples import READY, tutorial_pairs
 from annotation.media_urls import media_urls
 from annotation.models import Dimension, ExpertLabel, Stimulus
 
@@ -78,12 +78,18 @@ class WorkedExample:
 
 
 def worked_examples(study) -> list[WorkedExample]:
-    """The study's complete worked examples, in the order imported (half of one, the rest
-    to come in a later import, is left out)."""
+    """The study's complete worked examples whose videos are all ready, in the order
+    imported (half of one, the rest to come in a later import, is left out)."""
     videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL).exclude(content="")
     contents: dict[str, list[Stimulus]] = {}
     for video in videos.order_by("pk"):
         contents.setdefault(video.content, []).append(video)
+    # an example with a video not ready waits whole: without it, it would say less
+    contents = {
+        content: members
+        for content, members in contents.items()
+        if all(video.status == READY for video in members)
+    }
     labels = {
         label.stimulus_id: label
         for label in ExpertLabel.objects.filter(
@@ -93,7 +99,7 @@ def worked_examples(study) -> list[WorkedExample]:
     references = {
         video.content: video
         for video in Stimulus.objects.filter(
-            study=study, role=Stimulus.Role.REFERENCE, content__in=list(contents)
+            study=study, role=Stimulus.Role.REFERENCE, content__in=list(contents), status=READY
         )
     }
     examples = []

@@ -6,6 +6,7 @@ there are none: annotation.designs.tutorial_examples)."""
 from __future__ import annotations
 
 from annotation.designs.propose_study import PROPOSE, vocabulary_of
+from annotation.designs.tutorial_examples import READY
 from annotation.media_urls import media_urls
 from annotation.models import Dimension, ExpertLabel, Stimulus
 
@@ -18,7 +19,10 @@ def tutorial_payload(*, study) -> dict:
     groups = {group.key: group.label for group in vocabulary.groups}
     order = {action_id: index for index, action_id in enumerate(vocabulary.actions)}
     labels = ExpertLabel.objects.filter(
-        stimulus__study=study, stimulus__role=Stimulus.Role.TUTORIAL, dimension__key=PROPOSE
+        stimulus__study=study,
+        stimulus__role=Stimulus.Role.TUTORIAL,
+        stimulus__status=READY,
+        dimension__key=PROPOSE,
     ).select_related("stimulus")
     exemplars = []
     for label in sorted(labels, key=lambda label: label.stimulus_id):

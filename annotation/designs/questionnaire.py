@@ -28,7 +28,7 @@ from annotation.designs.questionnaire_gates import gate_rule, golden_gate, quali
 from annotation.designs.questionnaire_manifest import check_manifest_extra, store_manifest_extra
 from annotation.designs.questionnaire_study import applicable, questions_of, settings_of
 from annotation.designs.slider import build_items, layout
-from annotation.designs.tutorial_examples import examples_lacking
+from annotation.designs.tutorial_examples import READY, examples_lacking
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
 from annotation.models import Item, LabelAnswer, LabelTag, Question, Stimulus
@@ -129,7 +129,7 @@ def tutorial_payload(*, study) -> dict:
     the page shows them question by question before the qualification test."""
     questions = {q.dimension_id: q for q in questions_of(study.pk)}
     videos = (
-        Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL)
+        Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL, status=READY)
         .prefetch_related("expert_labels")
         .order_by("pk")
     )

@@ -82,7 +82,9 @@ def test_worked_examples_are_imported_and_shown_with_the_better_video_on_either_
     assert client.get(second["right"]["video_url"]).status_code == 200
 
 
-def test_an_example_of_a_question_about_the_reference_shows_its_reference(tmp_path):
+def test_an_example_of_a_question_about_the_reference_shows_its_reference(
+    tmp_path, django_capture_on_commit_callbacks
+):
     # given: a study of two questions, the second asked about the reference video
     tiny = tiny_preference_study()
     Dimension.objects.create(
@@ -98,7 +100,10 @@ def test_an_example_of_a_question_about_the_reference_shows_its_reference(tmp_pa
         ],
     )
     # when
-    study_import_manifest(study=tiny.study, manifest=manifest)
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import_manifest(
+            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
+        )
     # then: the example is headed by its question and shows the reference between
     body, _ = tutorial(tiny)
     (example,) = body["exemplars"]
