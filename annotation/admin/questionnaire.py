@@ -23,6 +23,7 @@ from annotation.models import (
     ExpertLabel,
     Question,
     QuestionnaireSettings,
+    Stimulus,
 )
 from annotation.services.audits import plan_characteristic
 from annotation.services.question_sets import (
@@ -129,6 +130,13 @@ def uploaded_question_set(upload) -> QuestionSet:
 
 def _study_has_answers(study_id: int) -> bool:
     return Answer.objects.filter(item__study_id=study_id).exists()
+
+
+def _judged_on(stimulus: Stimulus) -> bool:
+    """Whether the experts' answers to the video decide gates (a golden or qualification
+    video's), so are fixed once the study has answers; a tutorial video's are only shown
+    (an exemplar, a worked example) and may be mended while the study runs."""
+    return stimulus.role != Stimulus.Role.TUTORIAL
 
 
 class QuestionForm(forms.ModelForm):
@@ -270,7 +278,7 @@ class ExpertLabelForm(forms.ModelForm):
             return cleaned
         if dimension.study_id != stimulus.study_id:
             raise forms.ValidationError("the question is not one of the video's study")
-        if _study_has_answers(stimulus.study_id):
+        if _judged_on(stimulus) and _study_has_answers(stimulus.study_id):
             raise forms.ValidationError(
                 "this study has answers: the experts' answers its gates were decided on "
                 "can no longer change"
@@ -298,7 +306,10 @@ class ExpertLabelForm(forms.ModelForm):
 @admin.register(ExpertLabel)
 class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
     """The experts' answers to exemplar (tutorial), golden and qualification videos, in
-    an answer's JSON form: a number, a level or "invalid", a list of tag values, a text."""
+    an answer's JSON form: a number, a level or "invalid", a list of tag values, a text;
+    and the labels of the other designs' worked examples (propose-then-verify's actions,
+    a compared design's "best"), whose note alone is edited here. A tutorial video's stay
+    editable while the study runs: they decide no gate."""
 
     form = ExpertLabelForm
     list_display = ("stimulus", "role", "question", "value", "note_start")
@@ -315,6 +326,9 @@ class ExpertLabelAdmin(FrozenOnceAnswered, admin.ModelAdmin):
 
     def study_id_of(self, obj) -> int:
         return obj.stimulus.study_id
+
+    def answered(self, obj) -> bool:
+        return obj is not None and _judged_on(obj.stimulus) and super().answered(obj)
 
     @admin.display(ordering="stimulus__role")
     def role(self, obj):

@@ -223,6 +223,15 @@ def test_the_experts_answers_are_fixed_once_the_study_has_answers(client):
     label.refresh_from_db()
     assert label.value == 6.0
     assert ExpertLabel.objects.filter(stimulus__study=tiny.study).count() == 18
+    # but an exemplar's (a tutorial video's), which decides no gate, is still mended
+    shown = ExpertLabel.objects.filter(
+        stimulus__study=tiny.study, stimulus__role="tutorial", dimension__key="overall"
+    ).first()
+    url = f"/admin/annotation/expertlabel/{shown.pk}/change/"
+    form = {"stimulus": shown.stimulus_id, "dimension": shown.dimension_id, "note": "mended"}
+    assert client.post(url, {**form, "value": "7"}).status_code == 302
+    shown.refresh_from_db()
+    assert (shown.value, shown.note) == (7.0, "mended")
 
 
 def test_a_worked_example_s_note_is_mended_in_the_admin_but_not_its_choice(client):
@@ -230,7 +239,7 @@ def test_a_worked_example_s_note_is_mended_in_the_admin_but_not_its_choice(clien
     from tests.annotation.design_fixtures import tiny_preference_study
     from tests.factories import StimulusFactory
 
-    # given: a preference study's worked example, its note misspelt
+    # given: a running preference study's worked example, its note misspelt
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     tiny = tiny_preference_study()
     best = StimulusFactory(study=tiny.study, role=Stimulus.Role.TUTORIAL, content="e1")
@@ -240,6 +249,7 @@ def test_a_worked_example_s_note_is_mended_in_the_admin_but_not_its_choice(clien
     )
     url = f"/admin/annotation/expertlabel/{label.pk}/change/"
     form = {"stimulus": best.pk, "dimension": question.pk, "value": '"best"'}
+    _first_answer(tiny)  # a worked example decides no gate: it stays editable
     # when: an admin mends the note, then tries to change the choice
     mended = client.post(url, {**form, "note": "The other one is blurred."})
     changed = client.post(url, {**form, "value": '"worst"', "note": "x"})
