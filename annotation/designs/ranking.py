@@ -312,7 +312,7 @@ RANKING = Design(
     readiness=functools.partial(
         examples_lacking,
         text="no worked examples: raters see no videos ordered by the experts before the "
-        "test (manifest rows of role tutorial: a content's best, worst and other videos, "
-        "and a note)",
+        "test, as in VGA-Bench's user study (manifest rows of role tutorial: a content's "
+        "best, worst and other videos, and a note)",
     ),
 )

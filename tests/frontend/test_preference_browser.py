@@ -235,6 +235,12 @@ def test_a_worked_example_shows_its_pair_and_the_experts_choice(
     assert expert == "The experts' answer: the left video is better"
     assert example.locator('[data-field="note"]').inner_text() == f"Why: {WHY}"
     assert page.locator("#tutorial-empty").is_hidden()
+    # and: "Play both" plays the pair together, as an item does
+    example.get_by_role("button", name="Play both").click()
+    page.wait_for_function(
+        """row => [...row.querySelectorAll('video')].every(v => !v.paused && v.currentTime > 0)""",
+        arg=example.locator(".pref-example").element_handle(),
+    )
 
 
 def test_a_new_pair_takes_the_focus_and_is_said_by_its_place(page, live_server, preference_study):

@@ -19,7 +19,7 @@ export function button(className, text, onClick) {
 
 /** A worked example's videos in a row of the class, in place of the tutorial's `video`
  * (which shows the first): each `[name, media, caption]` a figure named by its caption,
- * the others copies of `video` playing their media. */
+ * the others copies of `video` playing their media. Returns the row. */
 export function exemplarRow(video, className, shown) {
   const row = element("div", className);
   video.replaceWith(row);
@@ -36,4 +36,5 @@ export function exemplarRow(video, className, shown) {
     figure.append(copy, element("figcaption", "", caption));
     row.append(figure);
   });
+  return row;
 }

@@ -4,23 +4,31 @@
 // played to its end. Clicks or keys: 1 / ← left, 2 / → right, 3 / ↓ equally good/bad.
 
 import { Player } from "../rater_controls.js";
-import { exemplarRow } from "./dom.js";
+import { button, exemplarRow } from "./dom.js";
 
 const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
 
 /** A worked example of the tutorial: the pair as an item shows it (the left video, the
- * reference between, when the example has one, then the right), each named. */
+ * reference between, when the example has one, then the right), each named, and played
+ * together from the start by "Play both", as an item plays them. */
 export function exemplarMedia(video, exemplar, t) {
   const sides = [
     ["left", exemplar],
     ["reference", exemplar.reference],
     ["right", exemplar.right],
   ].filter(([, media]) => media);
-  exemplarRow(
+  const row = exemplarRow(
     video,
     "pref-example",
     sides.map(([side, media]) => [side, media, t(`video_${side}`)]),
   );
+  const together = button("secondary play-both", t("play_both"), () => {
+    for (const each of row.querySelectorAll("video")) {
+      each.currentTime = 0;
+      each.play().catch(() => {}); // a play cut short (the page left) is no error
+    }
+  });
+  row.after(together);
 }
 
 /** The experts' choice in a worked example: "the left video is better". */
