@@ -162,8 +162,9 @@ def test_the_studies_page_and_the_admin_say_what_a_study_lacks():
     assert "Before raters arrive: no videos to rate" in change
     # and so does the live monitor, of a study that lacks something only
     monitor = admin.get(f"/studies/{draft.slug}/monitor/").content.decode()
-    assert 'id="problems"' in monitor and "No videos to rate" in monitor
-    assert 'id="problems"' not in admin.get(f"/studies/{ready.slug}/monitor/").content.decode()
+    assert '<section class="card" id="problems">' in monitor and "No videos to rate" in monitor
+    ready_monitor = admin.get(f"/studies/{ready.slug}/monitor/").content.decode()
+    assert '<section class="card" id="problems" hidden>' in ready_monitor
 
 
 def test_the_api_gives_the_problems_to_admins():

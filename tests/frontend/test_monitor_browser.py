@@ -257,3 +257,44 @@ def test_the_monitor_says_an_idle_batch_gave_its_place_away(live_server, context
     # then: still being rated, and flagged as idle with its place open
     assert row.locator("td").nth(3).inner_text() == "active"
     assert row.locator("td").nth(7).inner_text() == "idle: its place is open to another rater"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_monitor_says_what_the_study_lacks_until_it_lacks_nothing(
+    live_server, context, page, rater_study
+):
+    from annotation.models import Dimension, Stimulus, TutorialPair
+    from annotation.readiness import study_problems
+
+    # given: an admin watching a study whose video is still being transcoded, and which
+    # lacks a tutorial pair for one dimension
+    tiny = rater_study()
+    video = Stimulus.objects.filter(study=tiny.study, role="stimulus").first()
+    Stimulus.objects.filter(pk=video.pk).update(status=Stimulus.Status.PROCESSING)
+    page.clock.install()
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.goto(f"{live_server.url}/studies/{tiny.study.slug}/monitor/")
+    card = page.locator("#problems")
+    assert "1 video(s) still being processed" in card.inner_text()
+    assert "No tutorial pair for" in card.inner_text()
+    # when: the video is ready, and the page looks again (every 20 s)
+    Stimulus.objects.filter(pk=video.pk).update(status=Stimulus.Status.READY)
+    page.clock.run_for(21_000)
+    # then: its line goes, without a reload; the other stays
+    card.filter(has_not_text="still being processed").wait_for()
+    assert "No tutorial pair for" in card.inner_text()
+    assert "checked" in page.locator("#problems-checked").inner_text()
+    # when: the missing tutorial pair is made
+    pair = TutorialPair.objects.filter(study=tiny.study).first()
+    lacking = Dimension.objects.filter(study=tiny.study).exclude(tutorials__isnull=False).get()
+    TutorialPair.objects.create(study=tiny.study, dimension=lacking, label="Another",
+                                generated=pair.generated, real=pair.real)  # fmt: skip
+    assert study_problems(study=tiny.study) == []
+    page.clock.run_for(21_000)
+    # then: the card goes
+    card.wait_for(state="hidden")
+    # and: comes back when something is lacking again
+    Stimulus.objects.filter(pk=video.pk).update(status=Stimulus.Status.FAILED)
+    page.clock.run_for(21_000)
+    card.wait_for(state="visible")
+    assert "1 video(s) failed to transcode" in card.inner_text()

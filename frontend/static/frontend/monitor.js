@@ -4,6 +4,8 @@
 import { setText } from "./live_text.js";
 
 const POLL_MS = 3000;
+// readiness is a dozen queries: looked at again every 20 s, not on every poll
+const PROBLEMS_POLL_MS = 20000;
 
 function cell(text) {
   const td = document.createElement("td");
@@ -239,6 +241,37 @@ function render(body, options, refresh) {
   document.getElementById("updated").textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;
 }
 
+/** What the study still lacks (annotation.readiness), checked again every
+ * PROBLEMS_POLL_MS: videos still being transcoded become ready, an admin mends the
+ * setup in another tab; the card goes once nothing is lacking, and comes back if
+ * something is again. A failed check leaves the card as it was. */
+function watchProblems(slug) {
+  const card = document.getElementById("problems");
+  const check = async () => {
+    try {
+      const response = await fetch(`/api/studies/${slug}/problems/`, {
+        headers: { Accept: "application/json" },
+      });
+      if (!response.ok) return;
+      const problems = await response.json();
+      card.querySelector("ul").replaceChildren(
+        ...problems.map((problem) => {
+          const li = document.createElement("li");
+          li.className = problem.blocks ? "problem-blocks" : "problem";
+          li.textContent = problem.text.charAt(0).toUpperCase() + problem.text.slice(1);
+          return li;
+        }),
+      );
+      card.hidden = problems.length === 0;
+      document.getElementById("problems-checked").textContent =
+        `(checked ${new Date().toISOString().slice(11, 19)} UTC)`;
+    } catch (error) {
+      // the connection is lost: the monitor's own line says so; the card stays
+    }
+  };
+  setInterval(check, PROBLEMS_POLL_MS);
+}
+
 export function startMonitor(options) {
   let last = null;
   const refresh = async () => {
@@ -264,4 +297,5 @@ export function startMonitor(options) {
   }
   refresh();
   setInterval(refresh, POLL_MS);
+  watchProblems(options.slug);
 }
