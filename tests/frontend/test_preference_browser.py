@@ -230,10 +230,23 @@ def test_a_worked_example_shows_its_pair_and_the_experts_choice(
     page.wait_for_function(
         "v => v.readyState >= 1", arg=video.element_handle()
     )  # the clip loads: a video the rater can play
-    # and: the experts' choice in words, and why
-    expert = example.locator('[data-field="answer"]').inner_text()
-    assert expert == "The experts' answer: the left video is better"
-    assert example.locator('[data-field="note"]').inner_text() == f"Why: {WHY}"
+    # and: the experts' choice and why wait for the rater's own
+    told = example.locator('[data-field="answer"]'), example.locator('[data-field="note"]')
+    assert all(line.is_hidden() for line in told)
+    # when: the rater tries it, choosing otherwise than the experts
+    example.get_by_role("button", name="Right").click()
+    # then: their choice is said beside the experts', in words, and why
+    assert example.locator(".exemplar-yours").inner_text() == (
+        "Your choice: Right; the experts chose otherwise."
+    )
+    assert told[0].inner_text() == "The experts' answer: the left video is better"
+    assert told[1].inner_text() == f"Why: {WHY}"
+    # and: choosing again says it again
+    example.get_by_role("button", name="Left").click()
+    assert example.locator(".exemplar-yours").inner_text() == (
+        "Your choice: Left, as the experts chose."
+    )
+    assert example.get_by_role("button", name="Left").get_attribute("aria-pressed") == "true"
     assert page.locator("#tutorial-empty").is_hidden()
     # and: "Play both" plays the pair together, as an item does
     example.get_by_role("button", name="Play both").click()

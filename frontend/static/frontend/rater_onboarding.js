@@ -124,9 +124,10 @@ export async function showTutorial() {
  * question by question (the study's, or those the tutorial names), each video asked it
  * with its prompt, the experts' answer in the question's terms (the widget module's
  * `answerText`) and why; the widget module's `exemplarMedia`, if any, dresses the video
- * (a person's box drawn over it; the other videos around it). */
+ * (a person's box drawn over it; the other videos around it), and its `exemplarTry`, if
+ * any, lets the rater answer first (the answer and why hidden until then). */
 async function exemplarGroups(exemplars, named) {
-  const { answerText = (question, value) => String(value), exemplarMedia } =
+  const { answerText = (question, value) => String(value), exemplarMedia, exemplarTry } =
     await loadWidgetModule();
   const questions = new Map([...(state.questions || []), ...named].map((q) => [q.key, q]));
   const keys = new Set(questions.keys());
@@ -156,6 +157,7 @@ async function exemplarGroups(exemplars, named) {
       });
       field(node, "note").textContent = answer.note ? t("exemplar_why", { note: answer.note }) : "";
       field(node, "note").hidden = !answer.note;
+      exemplarTry?.(node, answer, t);
       field(group, "exemplars").append(node);
     }
     groups.push(group);
