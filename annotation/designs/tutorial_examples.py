@@ -27,15 +27,14 @@ def tutorial_pairs(*, study_id: int) -> list[dict]:
     """The study's tutorial pairs (a generated and a real video explained for one
     dimension, with the experts' score of the generated one): the tutorial of a design
     that has none of its own, shown beside a preference study's worked examples."""
-    pairs = TutorialPair.objects.filter(
-        study_id=study_id, generated__status=READY, real__status=READY
-    ).select_related("dimension", "generated", "real")
+    pairs = (
+        TutorialPair.objects.filter(study_id=study_id, generated__status=READY, real__status=READY)
+        .select_related("dimension", "generated", "real")
+        .prefetch_related("generated__expert_scores__dimension")
+    )
     result = []
     for pair in pairs:
-        expert = {
-            e.dimension.key: e.mean
-            for e in pair.generated.expert_scores.select_related("dimension")
-        }
+        expert = {e.dimension.key: e.mean for e in pair.generated.expert_scores.all()}
         result.append(
             {
                 "dimension": pair.dimension.key,

@@ -5,7 +5,6 @@ on either side; a ranking study's in the experts' order."""
 
 import pytest
 
-from annotation.dimensions import dimensions_forget
 from annotation.errors import ImportFailed
 from annotation.models import Dimension, ExpertLabel, Stimulus, TutorialPair
 from annotation.readiness import study_problems
@@ -28,6 +27,15 @@ def write_manifest(folder, rows: list[str]):
     path = folder / "manifest.csv"
     path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
     return path
+
+
+def imported(tiny, manifest, capture_on_commit) -> None:
+    """The manifest imported and its videos transcoded (on commit, in process): ready to
+    be shown."""
+    with capture_on_commit(execute=True):
+        study_import_manifest(
+            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
+        )
 
 
 def tutorial(tiny) -> dict:
@@ -54,10 +62,7 @@ def test_worked_examples_are_imported_and_shown_with_the_better_video_on_either_
             "v3.mp4,tutorial,e2,worst,,,A cat sleeps",
         ],
     )
-    with django_capture_on_commit_callbacks(execute=True):
-        study_import_manifest(
-            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
-        )
+    imported(tiny, manifest, django_capture_on_commit_callbacks)
     # then: the best video of each keeps the experts' choice for the study's one question
     question = Dimension.objects.get(study=tiny.study)
     labels = ExpertLabel.objects.filter(stimulus__study=tiny.study).order_by("stimulus__pk")
@@ -90,7 +95,6 @@ def test_an_example_of_a_question_about_the_reference_shows_its_reference(
     Dimension.objects.create(
         study=tiny.study, key="motion", label="Motion", order=9, shows_reference=True
     )
-    dimensions_forget(tiny.study.pk)
     manifest = write_manifest(
         tmp_path,
         [
@@ -100,10 +104,7 @@ def test_an_example_of_a_question_about_the_reference_shows_its_reference(
         ],
     )
     # when
-    with django_capture_on_commit_callbacks(execute=True):
-        study_import_manifest(
-            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
-        )
+    imported(tiny, manifest, django_capture_on_commit_callbacks)
     # then: the example is headed by its question and shows the reference between
     body, _ = tutorial(tiny)
     (example,) = body["exemplars"]
@@ -186,10 +187,7 @@ def test_a_ranking_example_shows_its_videos_in_the_experts_order(
             "v3.mp4,tutorial,e1,,,,A dog runs",
         ],
     )
-    with django_capture_on_commit_callbacks(execute=True):
-        study_import_manifest(
-            study=tiny.study, manifest=manifest, on_commit=stimuli_enqueue_processing
-        )
+    imported(tiny, manifest, django_capture_on_commit_callbacks)
     # then: best first, the others in between in the order imported, worst last
     assert "no_exemplars" not in {p.code for p in study_problems(study=tiny.study)}
     body, client = tutorial(tiny)

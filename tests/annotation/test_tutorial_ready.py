@@ -126,3 +126,41 @@ def test_a_study_whose_every_example_failed_lacks_examples():
     # then: readiness says both that videos failed and that the tutorial has no example
     codes = {p.code for p in study_problems(study=tiny.study)}
     assert {"no_exemplars", "videos_failed"} <= codes
+
+
+def test_tutorial_pairs_are_read_in_a_fixed_number_of_queries():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import add_expert_scores
+
+    # given: a study whose tutorial pairs each have the experts' scores
+    tiny = tiny_study()
+    dimension = Dimension.objects.filter(study=tiny.study).first()
+    client, _ = rater_client()
+    assert client.post(tiny.base + "consent/", CONSENT, format="json").status_code == 200
+
+    def add_pair(label: str) -> None:
+        generated, real = StimulusFactory.create_batch(
+            2, study=tiny.study, role=Stimulus.Role.TUTORIAL
+        )
+        add_expert_scores(generated)
+        TutorialPair.objects.create(
+            study=tiny.study, dimension=dimension, label=label, generated=generated, real=real
+        )
+
+    def read() -> tuple[int, list]:
+        with CaptureQueriesContext(connection) as queries:
+            pairs = client.get(tiny.base + "tutorial/").json()["pairs"]
+        return len(queries.captured_queries), pairs
+
+    add_pair("One")
+    one, pairs = read()
+    assert pairs[0]["expert"]  # the experts' scores are read
+    # when: two more pairs are made
+    add_pair("Two")
+    add_pair("Three")
+    three, pairs = read()
+    # then: all three, in as many queries as one
+    assert [pair["label"] for pair in pairs] == ["One", "Two", "Three"]
+    assert three == one
