@@ -110,6 +110,21 @@ def rater_strings() -> dict[str, str]:
         "exemplar_try": gettext("Which would you choose? Then see the experts' answer."),
         "exemplar_yours_same": gettext("Your choice: {value}, as the experts chose."),
         "exemplar_yours_other": gettext("Your choice: {value}; the experts chose otherwise."),
+        "exemplar_try_answer": gettext("How would you answer? Then check with the experts."),
+        "exemplar_try_question": gettext("Your answer: {question}"),
+        "exemplar_check": gettext("Check my answer"),
+        "exemplar_agrees": gettext(
+            "Your answer: {value}. The test would count it as agreeing with the experts'."
+        ),
+        "exemplar_disagrees": gettext(
+            "Your answer: {value}. The test would count it as not agreeing with the experts'."
+        ),
+        "exemplar_rule_score": gettext("It counts a score from {low} to {high}."),
+        "exemplar_rule_levels": gettext("It counts: {levels}."),
+        "exemplar_rule_tags": gettext(
+            "It counts your tags when those you and the experts both chose are at least "
+            "{share}% of all the tags either chose."
+        ),
         "choice_left": gettext("Left"),
         "choice_equal": gettext("Equally good/bad"),
         "choice_right": gettext("Right"),

@@ -24,15 +24,25 @@ from functools import partial
 
 from annotation.designs.base import Design
 from annotation.designs.questionnaire_answers import CHECKS
-from annotation.designs.questionnaire_gates import gate_rule, golden_gate, qualification_score
+from annotation.designs.questionnaire_gates import (
+    gate_rule,
+    golden_gate,
+    qualification_score,
+    tolerances_of,
+)
 from annotation.designs.questionnaire_manifest import check_manifest_extra, store_manifest_extra
-from annotation.designs.questionnaire_study import applicable, questions_of, settings_of
+from annotation.designs.questionnaire_study import (
+    applicable,
+    option_values,
+    questions_of,
+    settings_of,
+)
 from annotation.designs.slider import build_items, layout
 from annotation.designs.tutorial_examples import READY, examples_lacking
 from annotation.errors import ValidationFailed
 from annotation.media_urls import media_entry, media_urls
 from annotation.models import Item, LabelAnswer, LabelTag, Question, Stimulus
-from quality.stats.labels.exemplars import INVALID
+from quality.stats.labels.exemplars import INVALID, agreeing
 
 
 def question_payload(question: Question) -> dict:
@@ -124,10 +134,27 @@ def state_payload(*, study) -> dict:
     return {"questions": [question_payload(q) for q in questions_of(study.pk)]}
 
 
+def _agreeing(question: Question, value, tolerances) -> dict | None:
+    """The answers the test would count as agreeing with the experts' ``value``
+    (quality.stats.labels.exemplars.agreeing); None for a comment."""
+    if question.kind == Question.Kind.COMMENT:
+        return None
+    ordinal = question.kind == Question.Kind.ORDINAL
+    return agreeing(
+        kind=question.kind,
+        expert=value,
+        levels=[float(v) for v in option_values(question)] if ordinal else (),
+        tolerances=tolerances,
+    )
+
+
 def tutorial_payload(*, study) -> dict:
-    """The exemplars: per tutorial video, its prompt and the experts' answers with why;
-    the page shows them question by question before the qualification test."""
+    """The exemplars: per tutorial video, its prompt and the experts' answers with why,
+    and which answers the qualification test would count as agreeing with them (the
+    rater tries each before it is told); the page shows them question by question
+    before the qualification test."""
     questions = {q.dimension_id: q for q in questions_of(study.pk)}
+    tolerances = tolerances_of(study)
     videos = (
         Stimulus.objects.filter(study=study, role=Stimulus.Role.TUTORIAL, status=READY)
         .prefetch_related("expert_labels")
@@ -136,7 +163,12 @@ def tutorial_payload(*, study) -> dict:
     exemplars = []
     for video in videos:
         answers = [
-            {"question": questions[e.dimension_id].dimension.key, "value": e.value, "note": e.note}
+            {
+                "question": questions[e.dimension_id].dimension.key,
+                "value": e.value,
+                "note": e.note,
+                "agrees": _agreeing(questions[e.dimension_id], e.value, tolerances),
+            }
             for e in sorted(
                 video.expert_labels.all(), key=lambda e: questions[e.dimension_id].dimension.order
             )

@@ -27,7 +27,13 @@ from annotation.models import (
 from annotation.monitor import study_monitor, study_progress
 from annotation.services.audits import audit_decide, audit_open, audit_queue, plan_characteristic
 from annotation.services.study_import import study_import_manifest
-from quality.stats.labels.exemplars import Tolerances, answer_agrees, jaccard
+from quality.stats.labels.exemplars import (
+    INVALID,
+    Tolerances,
+    agreeing,
+    answer_agrees,
+    jaccard,
+)
 from tests.annotation.design_fixtures import (
     EXPERT_ANSWERS,
     Answerer,
@@ -175,6 +181,41 @@ def test_exemplar_agreement_per_kind(kind, answer, expert, tolerances, agrees):
     )
 
 
+@pytest.mark.parametrize(
+    "tolerances",
+    [Tolerances(), Tolerances(score_tolerance=0.5, adjacent=False, tags_jaccard=1.0)],
+)
+def test_the_agreeing_answers_stated_as_data_are_those_answer_agrees_accepts(tolerances):
+    # given: every answer a small question of each kind can take
+    levels = (1.0, 2.0, 3.0, 4.0)
+    tags = [[], ["a"], ["b"], ["a", "b"], ["a", "c"], ["a", "b", "c"]]
+    scores = [x / 2 for x in range(21)]
+    cases = [("score", scores, scores), ("ordinal", [*levels, INVALID], [*levels, INVALID])]
+    cases.append(("tags", tags, tags))
+    for kind, experts, answers in cases:
+        for expert in experts:
+            # when
+            rule = agreeing(kind=kind, expert=expert, levels=levels, tolerances=tolerances)
+            # then: an answer is within the stated rule exactly when it agrees
+            for answer in answers:
+                if kind == "score":
+                    within = rule["low"] - 1e-9 <= answer <= rule["high"] + 1e-9
+                elif kind == "ordinal":
+                    within = answer in rule["levels"]
+                else:
+                    within = jaccard(answer, expert) >= rule["jaccard"] - 1e-12
+                agrees = answer_agrees(
+                    kind=kind, answer=answer, expert=expert, levels=levels, tolerances=tolerances
+                )
+                assert within is agrees, (kind, expert, answer)
+
+
+def test_the_agreeing_levels_are_in_the_questions_order():
+    rule = agreeing(kind="ordinal", expert=1, levels=(3, 1, 2), tolerances=Tolerances())
+    assert rule == {"levels": [3.0, 1.0, 2.0]}
+    assert agreeing(kind="ordinal", expert=2, levels=(3, 1, 2))["levels"] == [1.0, 2.0]
+
+
 def test_jaccard_is_intersection_over_union():
     assert jaccard(["a", "b", "c"], ["b", "c", "d"]) == 2 / 4
 
@@ -200,21 +241,39 @@ def test_the_qualification_compares_with_the_experts_answers(right):
     assert len(participation.qualification_detail) == 6
 
 
-def test_the_tutorial_shows_the_exemplars_with_the_experts_answers_and_why():
-    tiny = tiny_questionnaire_study()
+def tutorial_of(tiny) -> dict:
     client, _ = rater_client()
-    from tests.annotation.rater_fixtures import consent_and_tutorial
-
     consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800, "pixel_ratio": 1}
     client.post(tiny.base + "consent/", consent, format="json")
-    body = client.get(tiny.base + "tutorial/").json()
+    return client.get(tiny.base + "tutorial/").json()
+
+
+def test_the_tutorial_shows_the_exemplars_with_the_experts_answers_and_why():
+    tiny = tiny_questionnaire_study()
+    body = tutorial_of(tiny)
     assert body["pairs"] == []
     assert len(body["exemplars"]) == 2
     first = body["exemplars"][0]
     assert {a["question"]: a["value"] for a in first["answers"]} == EXPERT_ANSWERS
     assert first["answers"][0]["note"] == "why"
     assert first["video_url"]
-    del consent_and_tutorial
+
+
+def test_each_exemplar_answer_says_which_answers_the_test_counts_as_agreeing():
+    # given: a study stricter than the defaults
+    tiny = tiny_questionnaire_study()
+    chosen = settings_of(tiny.study)
+    chosen.score_tolerance, chosen.ordinal_adjacent, chosen.tags_jaccard = 2.0, False, 1.0
+    chosen.save()
+    # when
+    body = tutorial_of(tiny)
+    # then: the study's tolerances around the experts' answers (7, level 3, soft light)
+    agrees = {a["question"]: a["agrees"] for a in body["exemplars"][0]["answers"]}
+    assert agrees == {
+        "overall": {"low": 5.0, "high": 9.0},
+        "object_text": {"levels": [3.0]},
+        "light": {"jaccard": 1.0},
+    }
 
 
 # --- k raters per batch, audits, re-queue ------------------------------------------------

@@ -154,6 +154,48 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
         "Object-Text Consistency",
         "Light Quality",
     ]
+    # then: each is tried before it is told, the experts' answer hidden and Check closed
+    # until the rater has answered; once checked, whether the test would count the
+    # answer as agreeing (tolerances 1 point, the next level, Jaccard 0.5), and the rule
+    assert page.locator(".exemplar .expert:visible").count() == 0
+    assert page.locator(".exemplar .exemplar-check:disabled").count() == 6
+    tried = {
+        "overall": ([4], [8]),
+        "object_text": ([1], [2]),
+        "light": (["hard_light"], ["soft_light", "hard_light"]),
+    }
+    for group in groups.all():
+        for exemplar, given in zip(
+            group.locator(".exemplar").all(), tried[group.get_attribute("data-question")]
+        ):
+            for value in given:
+                exemplar.locator(f'.exemplar-question [data-value="{value}"]').click()
+            exemplar.locator(".exemplar-check").click()
+    yours = [group.locator(".exemplar-yours").all_inner_texts() for group in groups.all()]
+    assert yours == [
+        [
+            "Your answer: 4 (on a scale from 0 to 10). The test would count it as not "
+            "agreeing with the experts'. It counts a score from 6 to 8.",
+            "Your answer: 8 (on a scale from 0 to 10). The test would count it as agreeing "
+            "with the experts'. It counts a score from 6 to 8.",
+        ],
+        [
+            "Your answer: 1 · Completely inconsistent. The test would count it as not "
+            "agreeing with the experts'. It counts: 2 · Partially consistent; 3 · Fully "
+            "consistent.",
+            "Your answer: 2 · Partially consistent. The test would count it as agreeing "
+            "with the experts'. It counts: 2 · Partially consistent; 3 · Fully consistent.",
+        ],
+        [
+            "Your answer: Hard Light. The test would count it as not agreeing with the "
+            "experts'. It counts your tags when those you and the experts both chose are "
+            "at least 50% of all the tags either chose.",
+            "Your answer: Hard Light, Soft Light. The test would count it as agreeing with "
+            "the experts'. It counts your tags when those you and the experts both chose "
+            "are at least 50% of all the tags either chose.",
+        ],
+    ]
+    assert page.locator(".exemplar .expert:visible").count() == 6
     answers = [
         group.locator(".expert").all_inner_texts() for group in groups.all()
     ]  # two exemplar videos each

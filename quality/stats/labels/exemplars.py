@@ -11,7 +11,10 @@ Per kind, with the study's tolerances:
   empty sets agree.
 
 The share of agreeing answers is what the qualification test and the golden gate of a
-questionnaire study compare with their thresholds.
+questionnaire study compare with their thresholds. ``agreeing`` states the same rule for
+one expert answer as data (the scores, the levels, the Jaccard index that agree), so
+that the tutorial can tell a rater trying an exemplar whether the test would count
+their answer, without a second copy of the rule's numbers.
 """
 
 from __future__ import annotations
@@ -56,4 +59,34 @@ def answer_agrees(
         return distance <= (1 if tolerances.adjacent else 0)
     if kind == "tags":
         return jaccard(answer, expert) >= tolerances.tags_jaccard - 1e-12
+    raise ValueError(f"no agreement rule for answers of kind {kind!r}")
+
+
+def agreeing(
+    *,
+    kind: str,
+    expert: object,
+    levels: Sequence[float] = (),
+    tolerances: Tolerances = Tolerances(),
+) -> dict:
+    """The answers that agree with ``expert`` (``answer_agrees``), as data: a score in
+    ``{"low", "high"}``; an ordinal answer among ``{"levels"}`` (the agreeing levels in
+    the question's order, or ``["invalid"]``); a tag set whose Jaccard index with the
+    experts' is at least ``{"jaccard"}``."""
+    if kind == "score":
+        return {
+            "low": float(expert) - tolerances.score_tolerance,
+            "high": float(expert) + tolerances.score_tolerance,
+        }
+    if kind == "ordinal":
+        if expert == INVALID:
+            return {"levels": [INVALID]}
+        order = [float(level) for level in levels]
+        if float(expert) not in order:  # a level the question no longer has: itself only
+            return {"levels": [float(expert)]}
+        at = order.index(float(expert))
+        reach = 1 if tolerances.adjacent else 0
+        return {"levels": order[max(0, at - reach) : at + reach + 1]}
+    if kind == "tags":
+        return {"jaccard": tolerances.tags_jaccard}
     raise ValueError(f"no agreement rule for answers of kind {kind!r}")

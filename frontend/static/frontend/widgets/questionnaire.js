@@ -15,7 +15,7 @@ import { element, field } from "./dom.js";
 import { kindOf } from "./questionnaire_questions.js";
 
 // the tutorial shows the experts' answers with it (rater_onboarding.js, from this module)
-export { answerText } from "./questionnaire_questions.js";
+export { answerText, exemplarTry } from "./questionnaire_questions.js";
 
 // A video at most this wide leaves room for the questions beside it (the page is 1100px);
 // a wider one keeps its native size above them.

@@ -74,6 +74,89 @@ export function answerText(question, value, t) {
   }
 }
 
+/** Whether `value` is among the answers the test counts as agreeing with the experts'
+ * (`agrees`, from quality.stats.labels.exemplars.agreeing: a score from `low` to
+ * `high`, a level among `levels`, tags whose Jaccard index with the experts' is at least
+ * `jaccard`). */
+function agreesWith(question, value, expert, agrees) {
+  switch (question.kind) {
+    case "score":
+      return value >= agrees.low - 1e-9 && value <= agrees.high + 1e-9;
+    case "ordinal":
+      return agrees.levels.some((level) =>
+        level === INVALID || value === INVALID ? level === value : Number(value) === level,
+      );
+    case "tags": {
+      const union = new Set([...value, ...expert]);
+      const shared = value.filter((tag) => expert.includes(tag)).length;
+      return (union.size ? shared / union.size : 1) >= agrees.jaccard - 1e-12;
+    }
+    default:
+      return false;
+  }
+}
+
+/** What the test counts as agreeing with the experts' answer, in the question's terms. */
+function agreementRule(question, agrees, t) {
+  switch (question.kind) {
+    case "score":
+      return t("exemplar_rule_score", {
+        low: Math.max(agrees.low, question.min),
+        high: Math.min(agrees.high, question.max),
+      });
+    case "ordinal":
+      return t("exemplar_rule_levels", {
+        levels: agrees.levels.map((level) => answerText(question, level, t)).join("; "),
+      });
+    default:
+      return t("exemplar_rule_tags", { share: Math.round(agrees.jaccard * 100) });
+  }
+}
+
+let tries = 0; // each exemplar's question answered apart (its own radio group name)
+
+/** An exemplar is tried before it is told: the rater answers its question as in an item
+ * and checks; then the experts' answer and why are shown, with whether the test would
+ * count the rater's answer as agreeing with it, and the rule it counts by. A question
+ * the test does not compare (a comment) is told at once. */
+export function exemplarTry(node, answer, t, question) {
+  const Kind = question && answer.agrees ? kindOf(question) : undefined;
+  if (!Kind) return;
+  const told = [node.querySelector('[data-field="answer"]'), node.querySelector('[data-field="note"]')];
+  const shown = told.map((line) => !line.hidden);
+  for (const line of told) line.hidden = true;
+  tries += 1;
+  const check = element("button", "secondary exemplar-check", t("exemplar_check"));
+  check.type = "button";
+  check.disabled = true;
+  const asked = new Kind({ ...question, key: `${question.key}-try${tries}` }, {
+    t,
+    changed: () => (check.disabled = !asked.answered),
+  });
+  asked.node.classList.add("exemplar-question");
+  asked.node.querySelector("legend").className = "visually-hidden"; // the group says it
+  asked.node.querySelector(`#q-${question.key}-try${tries}-text`)?.remove();
+  asked.node.removeAttribute("aria-describedby");
+  asked.node.setAttribute("aria-label", t("exemplar_try_question", { question: question.label }));
+  const yours = element("p", "exemplar-yours");
+  yours.hidden = true;
+  yours.setAttribute("aria-live", "polite");
+  check.addEventListener("click", () => {
+    const value = asked.value;
+    const agree = agreesWith(question, value, answer.value, answer.agrees);
+    yours.textContent = [
+      t(agree ? "exemplar_agrees" : "exemplar_disagrees", {
+        value: answerText(question, value, t),
+      }),
+      agreementRule(question, answer.agrees, t),
+    ].join(" ");
+    yours.dataset.agrees = agree ? "yes" : "no";
+    yours.hidden = false;
+    told.forEach((line, index) => (line.hidden = !shown[index]));
+  });
+  told[0].before(element("p", "exemplar-try", t("exemplar_try_answer")), asked.node, check, yours);
+}
+
 // ---------------------------------------------------------------- one question each kind
 // Each has `node` (its fieldset), `answered` and `value` (undefined: nothing to send).
 
