@@ -119,6 +119,19 @@ def rater_strings() -> dict[str, str]:
         "exemplar_disagrees": gettext(
             "Your answer: {value}. The test would count it as not agreeing with the experts'."
         ),
+        "exemplar_try_order": gettext(
+            "How would you order them? Place each, from best to worst, then check with the experts."
+        ),
+        "exemplar_check_order": gettext("Check my order"),
+        "exemplar_rank_caption": gettext("{place} (video {letter}, your place {rank})"),
+        "exemplar_order_right": gettext(
+            "Your order: {order}. You put the experts' best above their worst, which the "
+            "test counts as right."
+        ),
+        "exemplar_order_wrong": gettext(
+            "Your order: {order}. The test counts an order right when the experts' best "
+            "is above their worst; yours is not."
+        ),
         "exemplar_rule_score": gettext("It counts a score from {low} to {high}."),
         "exemplar_rule_levels": gettext("It counts: {levels}."),
         "exemplar_rule_tags": gettext(

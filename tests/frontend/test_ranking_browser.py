@@ -292,7 +292,7 @@ def test_tab_enter_and_space_press_the_focused_buttons(page, live_server, rankin
     assert stored_order(page, item) == [videos[1], videos[0], videos[2]]
 
 
-def test_a_worked_example_shows_its_videos_in_the_experts_order(
+def test_a_worked_example_is_tried_then_shown_in_the_experts_order(
     page, live_server, ranking_study, clip
 ):
     from annotation.models import Dimension
@@ -306,18 +306,48 @@ def test_a_worked_example_shows_its_videos_in_the_experts_order(
     videos = worked_example(tiny, clip, ends="wmb", question=criterion, note=note)
     # when
     example = tutorial_example(page, live_server, tiny, criterion)
-    # then: best first, worst last, each named by its place, every one a video to play
     figures = example.locator(".rank-example figure")
-    assert [figures.nth(i).locator("figcaption").inner_text() for i in range(3)] == [
-        "Best",
-        "In between",
-        "Worst",
-    ]
-    sources = [figures.nth(i).locator("video").get_attribute("src") for i in range(3)]
-    order = [videos[end] for end in ("best", "between", "worst")]
-    assert sources == [f"/media/v/{video.public_id}/" for video in order]
+
+    def shown() -> tuple[list[str], list[str]]:
+        captions = [figures.nth(i).locator("figcaption").inner_text() for i in range(3)]
+        sources = [figures.nth(i).locator("video").get_attribute("src") for i in range(3)]
+        return captions, sources
+
+    def url(end: str) -> str:
+        return f"/media/v/{videos[end].public_id}/"
+
+    # then: first tried, in another order than the experts' (never their best first),
+    # each named by a letter, the experts' answer hidden and Check closed
+    assert shown() == (
+        ["Video A", "Video B", "Video C"],
+        [url("between"), url("best"), url("worst")],
+    )
+    assert example.locator('[data-field="answer"]').is_hidden()
+    assert example.locator(".exemplar-check").is_disabled()
     page.wait_for_function(
         "v => v.readyState >= 1", arg=figures.nth(2).locator("video").element_handle()
+    )
+    # when: placed C, B, A, then C taken back and placed again: B, A, C
+    for letter in "CBA":
+        example.get_by_role("button", name=f"Place video {letter}").click()
+    example.get_by_role("button", name="Take back video C").click()
+    assert shown()[0] == ["Video A · in place 2", "Video B · in place 1", "Video C"]
+    assert example.locator(".exemplar-check").is_disabled()
+    example.get_by_role("button", name="Place video C").click()
+    example.locator(".exemplar-check").click()
+    # then: best first, worst last, each named by its place and the rater's
+    assert shown() == (
+        [
+            "Best (video B, your place 1)",
+            "In between (video A, your place 2)",
+            "Worst (video C, your place 3)",
+        ],
+        [url("best"), url("between"), url("worst")],
+    )
+    assert example.locator(".rank-place").count() == 0
+    assert example.locator(".exemplar-yours").inner_text() == (
+        "Your order: B, A, C. You put the experts' best above their worst, which the test "
+        "counts as right."
     )
     # and: the experts' order in words, and why
     assert example.locator('[data-field="answer"]').inner_text() == (

@@ -11,7 +11,7 @@
 // (the page's keys). Every tile has the same buttons: each is named with its video.
 
 import { Player } from "../rater_controls.js";
-import { exemplarRow, field } from "./dom.js";
+import { button, element, exemplarRow, field } from "./dom.js";
 
 const LETTERS = "ABCDEFGHIJKLMNOP";
 
@@ -23,6 +23,93 @@ export function exemplarMedia(video, exemplar, t) {
     "rank-example",
     exemplar.videos.map((media) => [media.place, media, t(`exemplar_place_${media.place}`)]),
   );
+}
+
+/** The order a worked example's videos are tried in: never the experts' (the first shown
+ * is never their best), the same for every rater: the i-th shown is the experts'
+ * (i * step + 1) mod n-th, step the smallest above 1 prime to n. */
+function tryOrder(n) {
+  const gcd = (a, b) => (b ? gcd(b, a % b) : a);
+  let step = 1;
+  for (let s = 2; s < n; s += 1) {
+    if (gcd(s, n) === 1) {
+      step = s;
+      break;
+    }
+  }
+  return [...Array(n).keys()].map((i) => (i * step + 1) % n);
+}
+
+/** A worked example is tried before it is told: its videos shown in another order, each
+ * named by a letter, and the rater places them from best to worst (Place, or Take back);
+ * on Check, they go back to the experts' order, each named by its place and by the
+ * rater's, with the rater's order and whether it puts the best above the worst (what
+ * the qualification test counts as right). */
+export function exemplarTry(node, answer, t) {
+  const row = node.querySelector(".rank-example");
+  if (!row) return;
+  const figures = [...row.children]; // in the experts' order
+  const captions = figures.map((figure) => figure.querySelector("figcaption").textContent);
+  const told = [field(node, "answer"), field(node, "note")];
+  const shown = told.map((line) => !line.hidden);
+  for (const line of told) line.hidden = true;
+  const letters = new Map();
+  const placed = []; // figures, in the rater's order
+  const check = button("secondary exemplar-check", t("exemplar_check_order"), () => reveal());
+  check.disabled = true;
+  const render = () => {
+    for (const [figure, letter] of letters) {
+      const at = placed.indexOf(figure);
+      const name = t("ranking_video", { letter });
+      figure.querySelector("figcaption").textContent =
+        at < 0 ? name : `${name} · ${t("ranking_in_place", { rank: at + 1 })}`;
+      const toggle = figure.querySelector(".rank-place");
+      toggle.textContent = t(at < 0 ? "ranking_place" : "ranking_take_back");
+      toggle.setAttribute("aria-label", t(at < 0 ? "ranking_place_name" : "ranking_take_back_name", { letter }));
+    }
+    check.disabled = placed.length < figures.length;
+  };
+  tryOrder(figures.length).forEach((at, index) => {
+    const figure = figures[at];
+    const letter = LETTERS[index];
+    letters.set(figure, letter);
+    figure.querySelector("video").setAttribute("aria-label", t("ranking_video", { letter }));
+    const toggle = button("rank-place", "", () => {
+      const mine = placed.indexOf(figure);
+      if (mine < 0) placed.push(figure);
+      else placed.splice(mine, 1);
+      render();
+    });
+    figure.querySelector("figcaption").before(toggle);
+    row.append(figure);
+  });
+  const yours = element("p", "exemplar-yours");
+  yours.hidden = true;
+  yours.setAttribute("aria-live", "polite");
+  const reveal = () => {
+    figures.forEach((figure, at) => {
+      const letter = letters.get(figure);
+      const rank = placed.indexOf(figure) + 1;
+      figure.querySelector(".rank-place").remove();
+      figure.querySelector("video").setAttribute("aria-label", captions[at]);
+      figure.querySelector("figcaption").textContent = t("exemplar_rank_caption", {
+        place: captions[at],
+        letter,
+        rank,
+      });
+      row.append(figure);
+    });
+    check.remove();
+    const right = placed.indexOf(figures[0]) < placed.indexOf(figures.at(-1));
+    yours.textContent = t(right ? "exemplar_order_right" : "exemplar_order_wrong", {
+      order: placed.map((figure) => letters.get(figure)).join(", "),
+    });
+    yours.dataset.agrees = right ? "yes" : "no";
+    yours.hidden = false;
+    told.forEach((line, index) => (line.hidden = !shown[index]));
+  };
+  render();
+  told[0].before(element("p", "exemplar-try", t("exemplar_try_order")), check, yours);
 }
 
 /** The experts' order in a worked example: best first, as shown. */
