@@ -166,7 +166,9 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
     }
     for group in groups.all():
         for exemplar, given in zip(
-            group.locator(".exemplar").all(), tried[group.get_attribute("data-question")]
+            group.locator(".exemplar").all(),
+            tried[group.get_attribute("data-question")],
+            strict=True,
         ):
             for value in given:
                 exemplar.locator(f'.exemplar-question [data-value="{value}"]').click()
