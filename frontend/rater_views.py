@@ -132,6 +132,16 @@ def rater_strings() -> dict[str, str]:
             "Your order: {order}. The test counts an order right when the experts' best "
             "is above their worst; yours is not."
         ),
+        "exemplar_try_labels": gettext(
+            "Which actions does the person in the box perform? Pick them, then check with "
+            "the experts."
+        ),
+        "exemplar_check_labels": gettext("Check my labels"),
+        "exemplar_recall": gettext(
+            "You gave {found} of the experts' {total} labels (a recall of {recall}%, what "
+            "the test counts)."
+        ),
+        "exemplar_extra": gettext("The experts did not give: {labels}."),
         "exemplar_rule_score": gettext("It counts a score from {low} to {high}."),
         "exemplar_rule_levels": gettext("It counts: {levels}."),
         "exemplar_rule_tags": gettext(

@@ -295,6 +295,29 @@ def test_the_tutorial_shows_each_worked_example_with_its_box_labels_and_why(
         ".style.left, f.querySelector('.pv-box').style.width])",
     )
     assert boxes == [[True, "10%", "25%"], [True, "60%", "25%"]]
+    # then: each is tried first with the propose stage's picker, the experts' labels
+    # hidden and Check closed until a pose is picked
+    assert examples.locator(".expert:visible").count() == 0
+    first, second = examples.nth(0), examples.nth(1)
+    assert first.locator(".exemplar-check").is_disabled()
+    # when: a pose picked by a click and an action found by the search (Enter), then the
+    # second example's two labels by clicks
+    first.get_by_role("button", name="stand", exact=True).click()
+    first.locator(".pv-search").fill("watch")
+    first.locator(".pv-search").press("Enter")
+    first.locator(".exemplar-check").click()
+    second.get_by_role("button", name="sit", exact=True).click()
+    second.get_by_role("button", name="watch (a person)", exact=True).click()
+    second.locator(".exemplar-check").click()
+    # then: the rater's recall of the experts' labels, and what they gave that the
+    # experts did not; each example's picker its own
+    assert examples.locator(".exemplar-yours").all_inner_texts() == [
+        "You gave 1 of the experts' 2 labels (a recall of 50%, what the test counts). "
+        "The experts did not give: watch (a person) (Person-person).",
+        "You gave 2 of the experts' 2 labels (a recall of 100%, what the test counts).",
+    ]
+    assert first.locator(".pv-chip").count() == 2 and second.locator(".pv-chip").count() == 2
+    assert examples.locator(".expert:visible").count() == 2
     assert examples.locator(".expert").all_inner_texts() == [
         "The experts' answer: stand (Pose) · talk to (e.g., self, a person, a group) "
         "(Person-person)",

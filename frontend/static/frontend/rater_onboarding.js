@@ -157,7 +157,7 @@ async function exemplarGroups(exemplars, named) {
       });
       field(node, "note").textContent = answer.note ? t("exemplar_why", { note: answer.note }) : "";
       field(node, "note").hidden = !answer.note;
-      exemplarTry?.(node, answer, t, question);
+      exemplarTry?.(node, answer, { t, question, state });
       field(group, "exemplars").append(node);
     }
     groups.push(group);

@@ -38,3 +38,27 @@ export function exemplarRow(video, className, shown) {
   });
   return row;
 }
+
+/** A tutorial example tried before it is told (a widget's `exemplarTry`): the experts'
+ * answer and why in `node` are hidden until `tell`. `show` puts the try's own nodes (what
+ * it asks, its controls) before them, then the line that will say how the try went;
+ * `tell(text, agrees)` says it (`agrees`: true, false or undefined, its colour) and shows
+ * the experts' answer and why. */
+export function exemplarTrial(node) {
+  const told = [field(node, "answer"), field(node, "note")];
+  const shown = told.map((line) => !line.hidden);
+  for (const line of told) line.hidden = true;
+  const yours = element("p", "exemplar-yours");
+  yours.hidden = true;
+  yours.setAttribute("aria-live", "polite");
+  return {
+    show: (...nodes) => told[0].before(...nodes, yours),
+    tell(text, agrees) {
+      yours.textContent = text;
+      if (agrees === undefined) delete yours.dataset.agrees;
+      else yours.dataset.agrees = agrees ? "yes" : "no";
+      yours.hidden = false;
+      told.forEach((line, index) => (line.hidden = !shown[index]));
+    },
+  };
+}

@@ -4,7 +4,7 @@
 // played to its end. Clicks or keys: 1 / ← left, 2 / → right, 3 / ↓ equally good/bad.
 
 import { Player } from "../rater_controls.js";
-import { button, element, exemplarRow, field } from "./dom.js";
+import { button, element, exemplarRow, exemplarTrial } from "./dom.js";
 
 const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
 
@@ -35,33 +35,28 @@ const TRY_CHOICES = ["left", "equal", "right"]; // in the item's order
 
 /** A worked example is tried before it is told: the rater chooses as in an item, then
  * sees the experts' choice, whether theirs was the same, and why. */
-export function exemplarTry(node, answer, t) {
-  const told = [field(node, "answer"), field(node, "note")];
-  const shown = told.map((line) => !line.hidden);
-  for (const line of told) line.hidden = true;
+export function exemplarTry(node, answer, { t }) {
+  const trial = exemplarTrial(node);
   const ask = element("p", "exemplar-try", t("exemplar_try"));
   const choices = element("div", "choices");
   choices.setAttribute("role", "group");
   choices.setAttribute("aria-label", t("exemplar_try"));
-  const yours = element("p", "exemplar-yours");
-  yours.hidden = true;
-  yours.setAttribute("aria-live", "polite");
   for (const choice of TRY_CHOICES) {
     const pressed = button("choice", t(`choice_${choice}`), () => {
       for (const other of choices.children) {
         other.setAttribute("aria-pressed", String(other === pressed));
       }
       const same = choice === answer.value;
-      yours.textContent = t(same ? "exemplar_yours_same" : "exemplar_yours_other", {
-        value: t(`choice_${choice}`),
-      });
-      yours.hidden = false;
-      told.forEach((line, index) => (line.hidden = !shown[index]));
+      trial.tell(
+        t(same ? "exemplar_yours_same" : "exemplar_yours_other", {
+          value: t(`choice_${choice}`),
+        }),
+      );
     });
     pressed.setAttribute("aria-pressed", "false");
     choices.append(pressed);
   }
-  told[0].before(ask, choices, yours);
+  trial.show(ask, choices);
 }
 
 /** The experts' choice in a worked example: "the left video is better". */

@@ -11,7 +11,7 @@
 // segment again (the page's keys); Space presses a focused button or ticks a focused box.
 
 import { Player } from "../rater_controls.js";
-import { element, field } from "./dom.js";
+import { button, element, exemplarTrial, field } from "./dom.js";
 import { Propose } from "./propose_stage.js";
 import { Verify } from "./verify_stage.js";
 
@@ -38,6 +38,54 @@ export function exemplarMedia(video, exemplar) {
 /** The experts' labels of a worked example, each with its group: "sit (Pose) · ...". */
 export function answerText(question, actions) {
   return actions.map((action) => `${action.name} (${action.group})`).join(" · ");
+}
+
+let tries = 0; // each example's picker apart (its own ids)
+
+/** A worked example is tried before it is told: the rater picks the person's actions
+ * with the propose stage's own picker (the vocabulary, its search and its limits; no
+ * "other action" or flags, which no test compares), then checks; then the experts'
+ * labels and why are shown, with the rater's recall of them (what the qualification
+ * test counts for a proposer) and the labels the experts did not give. */
+export function exemplarTry(node, answer, { t, state }) {
+  const template = document.getElementById("widget-template");
+  const picker = template?.content.querySelector(".pv-propose")?.cloneNode(true);
+  if (!picker || !state?.groups) return;
+  tries += 1;
+  for (const named of picker.querySelectorAll("[id]")) {
+    const label = picker.querySelector(`label[for="${named.id}"]`);
+    named.id = `${named.id}-try${tries}`;
+    if (label) label.htmlFor = named.id;
+  }
+  for (const left of picker.querySelectorAll(".pv-other, .pv-flags, .keys")) left.hidden = true;
+  picker.hidden = false;
+  picker.classList.add("pv-try");
+  const trial = exemplarTrial(node);
+  const check = button("secondary exemplar-check", t("exemplar_check_labels"), () => {
+    const experts = new Set(answer.value.map((action) => action.id));
+    const found = propose.chosen.filter((id) => experts.has(id)).length;
+    const extra = propose.chosen.filter((id) => !experts.has(id));
+    const named = extra.map((id) => {
+      const { name, group } = propose.actions.get(id);
+      return answerText(null, [{ name, group: group.label }]);
+    });
+    const recall = Math.round((100 * found) / Math.max(experts.size, 1));
+    const said = [t("exemplar_recall", { found, total: experts.size, recall })];
+    if (named.length) said.push(t("exemplar_extra", { labels: named.join(" · ") }));
+    trial.tell(said.join(" "), found === experts.size && !extra.length);
+  });
+  check.disabled = true;
+  let propose = null; // its first render calls `changed`
+  propose = new Propose(picker, {
+    state,
+    t,
+    changed: () => (check.disabled = !propose?.chosen.length || !propose.ready),
+  });
+  // under the tutorial's question (h2), the vocabulary's groups are h3
+  for (const heading of picker.querySelectorAll("h2")) {
+    heading.replaceWith(element("h3", heading.className, heading.textContent));
+  }
+  trial.show(element("p", "exemplar-try", t("exemplar_try_labels")), picker, check);
 }
 
 const isTextField = (node) => node instanceof HTMLInputElement && node.type === "text";

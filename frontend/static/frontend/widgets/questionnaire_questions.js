@@ -6,7 +6,7 @@
 // Tab stop, the arrows move between its answers and choose; a question of several tags
 // is toggle buttons.
 
-import { element } from "./dom.js";
+import { element, exemplarTrial } from "./dom.js";
 
 const INVALID = "invalid";
 const MAX_STEP_BUTTONS = 11; // 0-10: a button per step; a finer scale gets a slider
@@ -119,12 +119,10 @@ let tries = 0; // each exemplar's question answered apart (its own radio group n
  * and checks; then the experts' answer and why are shown, with whether the test would
  * count the rater's answer as agreeing with it, and the rule it counts by. A question
  * the test does not compare (a comment) is told at once. */
-export function exemplarTry(node, answer, t, question) {
+export function exemplarTry(node, answer, { t, question }) {
   const Kind = question && answer.agrees ? kindOf(question) : undefined;
   if (!Kind) return;
-  const told = [node.querySelector('[data-field="answer"]'), node.querySelector('[data-field="note"]')];
-  const shown = told.map((line) => !line.hidden);
-  for (const line of told) line.hidden = true;
+  const trial = exemplarTrial(node);
   tries += 1;
   const check = element("button", "secondary exemplar-check", t("exemplar_check"));
   check.type = "button";
@@ -138,23 +136,15 @@ export function exemplarTry(node, answer, t, question) {
   asked.node.querySelector(`#q-${question.key}-try${tries}-text`)?.remove();
   asked.node.removeAttribute("aria-describedby");
   asked.node.setAttribute("aria-label", t("exemplar_try_question", { question: question.label }));
-  const yours = element("p", "exemplar-yours");
-  yours.hidden = true;
-  yours.setAttribute("aria-live", "polite");
   check.addEventListener("click", () => {
     const value = asked.value;
     const agree = agreesWith(question, value, answer.value, answer.agrees);
-    yours.textContent = [
-      t(agree ? "exemplar_agrees" : "exemplar_disagrees", {
-        value: answerText(question, value, t),
-      }),
-      agreementRule(question, answer.agrees, t),
-    ].join(" ");
-    yours.dataset.agrees = agree ? "yes" : "no";
-    yours.hidden = false;
-    told.forEach((line, index) => (line.hidden = !shown[index]));
+    const said = t(agree ? "exemplar_agrees" : "exemplar_disagrees", {
+      value: answerText(question, value, t),
+    });
+    trial.tell(`${said} ${agreementRule(question, answer.agrees, t)}`, agree);
   });
-  told[0].before(element("p", "exemplar-try", t("exemplar_try_answer")), asked.node, check, yours);
+  trial.show(element("p", "exemplar-try", t("exemplar_try_answer")), asked.node, check);
 }
 
 // ---------------------------------------------------------------- one question each kind

@@ -11,7 +11,7 @@
 // (the page's keys). Every tile has the same buttons: each is named with its video.
 
 import { Player } from "../rater_controls.js";
-import { button, element, exemplarRow, field } from "./dom.js";
+import { button, element, exemplarRow, exemplarTrial, field } from "./dom.js";
 
 const LETTERS = "ABCDEFGHIJKLMNOP";
 
@@ -45,14 +45,12 @@ function tryOrder(n) {
  * on Check, they go back to the experts' order, each named by its place and by the
  * rater's, with the rater's order and whether it puts the best above the worst (what
  * the qualification test counts as right). */
-export function exemplarTry(node, answer, t) {
+export function exemplarTry(node, answer, { t }) {
   const row = node.querySelector(".rank-example");
   if (!row) return;
   const figures = [...row.children]; // in the experts' order
   const captions = figures.map((figure) => figure.querySelector("figcaption").textContent);
-  const told = [field(node, "answer"), field(node, "note")];
-  const shown = told.map((line) => !line.hidden);
-  for (const line of told) line.hidden = true;
+  const trial = exemplarTrial(node);
   const letters = new Map();
   const placed = []; // figures, in the rater's order
   const check = button("secondary exemplar-check", t("exemplar_check_order"), () => reveal());
@@ -83,9 +81,6 @@ export function exemplarTry(node, answer, t) {
     figure.querySelector("figcaption").before(toggle);
     row.append(figure);
   });
-  const yours = element("p", "exemplar-yours");
-  yours.hidden = true;
-  yours.setAttribute("aria-live", "polite");
   const reveal = () => {
     figures.forEach((figure, at) => {
       const letter = letters.get(figure);
@@ -101,15 +96,11 @@ export function exemplarTry(node, answer, t) {
     });
     check.remove();
     const right = placed.indexOf(figures[0]) < placed.indexOf(figures.at(-1));
-    yours.textContent = t(right ? "exemplar_order_right" : "exemplar_order_wrong", {
-      order: placed.map((figure) => letters.get(figure)).join(", "),
-    });
-    yours.dataset.agrees = right ? "yes" : "no";
-    yours.hidden = false;
-    told.forEach((line, index) => (line.hidden = !shown[index]));
+    const order = placed.map((figure) => letters.get(figure)).join(", ");
+    trial.tell(t(right ? "exemplar_order_right" : "exemplar_order_wrong", { order }), right);
   };
   render();
-  told[0].before(element("p", "exemplar-try", t("exemplar_try_order")), check, yours);
+  trial.show(element("p", "exemplar-try", t("exemplar_try_order")), check);
 }
 
 /** The experts' order in a worked example: best first, as shown. */
