@@ -94,6 +94,7 @@ def rater_strings() -> dict[str, str]:
             "Watch the whole video first: the questions open when it ends."
         ),
         "questionnaire_left": gettext("Still to answer ({left}): {names}."),
+        "questionnaire_more": gettext("{count} more"),
         "questionnaire_ready": gettext("Press Next (or Enter) to save your answers."),
         "questionnaire_answered": gettext("{answered} of {total} answered"),
         "questionnaire_invalid": gettext("Invalid question"),

@@ -166,3 +166,31 @@ CONTRAST = """node => {
 def contrast(locator) -> float:
     """The contrast ratio of the element's text (CONTRAST)."""
     return locator.evaluate(CONTRAST)
+
+
+PHONE = {"width": 390, "height": 844}  # a phone held upright (iPhone 12-15's CSS size)
+
+
+def fits_the_screen(page) -> None:
+    """Nothing makes the page scroll sideways."""
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"the page is {width}px wide"
+
+
+def reachable(page, selector: str) -> None:
+    """The control, scrolled into view, is inside the screen and is what a tap there hits
+    (nothing sticky covers it)."""
+    control = page.locator(selector)
+    control.scroll_into_view_if_needed()
+    box = control.bounding_box()
+    screen = page.viewport_size
+    assert box["x"] >= 0 and box["x"] + box["width"] <= screen["width"], box
+    assert box["y"] >= 0 and box["y"] + box["height"] <= screen["height"], box
+    hit = page.evaluate(
+        """([x, y, selector]) => {
+            const node = document.elementFromPoint(x, y);
+            return Boolean(node && node.closest(selector));
+        }""",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, selector],
+    )
+    assert hit, f"{selector} is covered"

@@ -6,7 +6,17 @@ import json
 import pytest
 
 from annotation.models import ItemMember, PreferenceJudgment
-from tests.frontend.rater_browser import FOCUS, HOLD_PLAY, agree, delivered, enter, wait_step
+from tests.frontend.rater_browser import (
+    FOCUS,
+    HOLD_PLAY,
+    PHONE,
+    agree,
+    delivered,
+    enter,
+    fits_the_screen,
+    reachable,
+    wait_step,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -273,3 +283,24 @@ def test_a_new_pair_takes_the_focus_and_is_said_by_its_place(page, live_server, 
     # and it is said by its place in the session
     done, length = page.locator("#progress").evaluate("p => [p.value, p.max]")
     assert page.locator("#item-said").inner_text() == f"Comparison {done + 1} of {length}"
+
+
+def test_on_a_phone_the_choices_and_next_fit_the_screen_and_a_tap_answers(
+    page, live_server, preference_study
+):
+    # given: a qualified rater on a phone
+    page.set_viewport_size(PHONE)
+    tiny = preference_study()
+    qualified(page, live_server, tiny)
+    item = ready_item(page)
+    # then: the three choices fit beside each other (nothing scrolls sideways)
+    fits_the_screen(page)
+    for choice in ("left", "equal", "right"):
+        reachable(page, f'.choice[data-choice="{choice}"]')
+    # when: a choice tapped, then Next
+    page.locator('.choice[data-choice="equal"]').click()
+    reachable(page, "#next")
+    page.locator("#next").click()
+    delivered(page)
+    # then: stored as tapped
+    assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "equal"

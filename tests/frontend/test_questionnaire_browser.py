@@ -13,11 +13,14 @@ from annotation.models import Answer, LabelAnswer, Question, Stimulus
 from tests.annotation.design_fixtures import EXPERT_ANSWERS
 from tests.frontend.rater_browser import (
     FOCUS,
+    PHONE,
     agree,
     contrast,
     current_item,
     delivered,
     enter,
+    fits_the_screen,
+    reachable,
     wait_step,
 )
 from tests.frontend.test_rater_offline import stored_items, wait_window
@@ -423,3 +426,33 @@ def test_a_new_video_takes_the_focus_without_scrolling_its_heading_away(
     assert page.evaluate("scrollY") == 0
     done, length = page.locator("#progress").evaluate("p => [p.value, p.max]")
     assert page.locator("#item-said").inner_text() == f"Video {done + 1} of {length}"
+
+
+def test_on_a_phone_the_questions_and_next_fit_the_screen(page, live_server, questionnaire_study):
+    # given: the tiny study with a fourth question to answer, on a phone
+    from annotation.models import Dimension
+
+    tiny = questionnaire_study()
+    framing = Dimension.objects.create(study=tiny.study, key="framing", label="Framing", order=9)
+    Question.objects.create(dimension=framing, kind="score", scale_min=0, scale_max=10)
+    questions_forget(tiny.study.pk)
+    page.set_viewport_size(PHONE)
+    enter(page, live_server, tiny)
+    agree(page)
+    through_tutorial(page)
+    question(page, "framing").locator("input:enabled").first.wait_for(state="attached")
+    # then: the four questions to answer named, three by name and the others counted;
+    # the eleven steps of a score wrap: nothing scrolls sideways
+    assert hint(page) == (
+        "Still to answer (4): Overall Score, Object-Text Consistency, Light Quality, 1 more."
+    )
+    fits_the_screen(page)
+    # when: every question answered by taps, Next is in reach
+    for key, value in {**EXPERT_ANSWERS, "framing": 10}.items():
+        reachable(page, f'#step-rating fieldset[data-question="{key}"] .q-option:last-child')
+        choose(page, key, value)
+    reachable(page, "#next")
+    item = answer_item(page, {})
+    delivered(page)
+    stored = LabelAnswer.objects.get(answer__item__public_id=item, dimension=framing)
+    assert stored.number == 10.0

@@ -7,7 +7,15 @@ import uuid
 import pytest
 
 from annotation.models import Answer, ItemMember, RankingPlacement
-from tests.frontend.rater_browser import agree, delivered, enter, wait_step
+from tests.frontend.rater_browser import (
+    PHONE,
+    agree,
+    delivered,
+    enter,
+    fits_the_screen,
+    reachable,
+    wait_step,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -354,3 +362,28 @@ def test_a_worked_example_is_tried_then_shown_in_the_experts_order(
         "The experts' answer: the best first, the worst last, the others in between, as shown"
     )
     assert example.locator('[data-field="note"]').inner_text() == f"Why: {note}"
+
+
+def test_on_a_phone_the_order_is_reordered_by_taps_on_buttons_big_enough(
+    page, live_server, ranking_study
+):
+    # given: a qualified rater on a phone, every video played and placed as shown
+    page.set_viewport_size(PHONE)
+    item, videos = played_item(page, live_server, ranking_study)
+    for video in videos:
+        page.click(f'.rank-tile[data-video="{video}"] .rank-place')
+    fits_the_screen(page)
+    # then: the order's buttons (↑ ↓ ✕; dragging needs a mouse) are at least 24 px, the
+    # smallest target WCAG 2.2 allows (2.5.8)
+    sizes = page.eval_on_selector_all(
+        ".rank-row button", "bs => bs.map(b => [b.offsetWidth, b.offsetHeight])"
+    )
+    assert len(sizes) == 9 and min(min(size) for size in sizes) >= 24, sizes
+    # when: the last moved up by a tap, then Next
+    last = f'.rank-row button[data-video="{videos[2]}"][data-action="up"]'
+    reachable(page, last)
+    page.click(last)
+    reachable(page, "#next")
+    page.click("#next")
+    # then
+    assert stored_order(page, item) == [videos[0], videos[2], videos[1]]

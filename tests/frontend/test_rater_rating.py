@@ -10,6 +10,7 @@ from tests.frontend.conftest import MARKET
 from tests.frontend.rater_browser import (
     FOCUS,
     HOLD_PLAY,
+    PHONE,
     agree,
     current_item,
     delivered,
@@ -173,6 +174,27 @@ def test_on_a_phone_the_sliders_are_as_wide_as_the_screen(page, live_server, rat
     slider = page.locator("#sliders input[type=range]").first.bounding_box()
     low = page.locator("#sliders .anchor-low").first.bounding_box()
     assert low["x"] + low["width"] <= slider["x"]
+
+
+def test_on_a_phone_a_slider_reached_by_tab_scrolls_clear_of_the_sticky_next(
+    page, live_server, rater_study
+):
+    # given: a rater on a phone, at their first item, the first slider in focus once the
+    # video has ended
+    page.set_viewport_size(PHONE)
+    tiny = rater_study()
+    onboard(page, live_server, tiny)
+    current_item(page)
+    assert page.evaluate("document.activeElement.dataset.dimension") == "subject"
+    # when: Tab to each next slider
+    for dimension in ("completeness", "interaction"):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.dataset.dimension") == dimension
+        # then: it is in view, above the hint and Next that stick to the bottom
+        slider = page.evaluate("() => document.activeElement.getBoundingClientRect().toJSON()")
+        foot = page.locator(".rating-foot").bounding_box()
+        assert slider["bottom"] <= foot["y"], (dimension, slider, foot)
+        assert slider["top"] >= 0, (dimension, slider)
 
 
 def test_on_a_laptop_the_video_every_slider_and_next_are_in_view(page, live_server, rater_study):

@@ -99,7 +99,8 @@ export default class QuestionnaireWidget {
     const left = this.left;
     if (!left.length) return this.t("questionnaire_ready");
     const names = left.slice(0, NAMES_IN_HINT).map((entry) => entry.question.label);
-    if (left.length > NAMES_IN_HINT) names.push("…");
+    const more = left.length - NAMES_IN_HINT;
+    if (more > 0) names.push(this.t("questionnaire_more", { count: more }));
     return this.t("questionnaire_left", { left: left.length, names: names.join(", ") });
   }
 
