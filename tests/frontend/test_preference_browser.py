@@ -28,10 +28,10 @@ def ready_item(page) -> str:
 
 
 def best_key(page, item: str) -> str:
-    """The key of the side the golden pair's best video is on ("1" left, "2" right)."""
+    """The key of the side the golden pair's best video is on ("1" left, "3" right)."""
     left = page.locator('[data-side="left"] video').get_attribute("data-item")
     best = ItemMember.objects.get(item__public_id=item, expected="best").stimulus.public_id
-    return "1" if left == str(best) else "2"
+    return "1" if left == str(best) else "3"
 
 
 def answer(page, key: str) -> str:
@@ -98,8 +98,8 @@ def test_both_videos_play_before_the_choice_opens_and_keys_answer(
     item = ready_item(page)
     assert page.locator("button.choice[data-choice='equal']").is_enabled()
     assert page.locator("#next").is_disabled()  # no choice yet
-    # when: "3" (equally good/bad), then Enter
-    page.keyboard.press("3")
+    # when: "2" (equally good/bad, the middle button), then Enter
+    page.keyboard.press("2")
     assert (
         page.locator("button.choice[data-choice='equal']").get_attribute("aria-pressed") == "true"
     )
@@ -146,7 +146,7 @@ def test_tab_enter_and_space_press_the_focused_choice_and_enter_then_saves_it(
     assert PreferenceJudgment.objects.get(answer__item__public_id=item).choice == "equal"
     # and a choice by its key, then Enter, saves it (the focus follows the key)
     item = ready_item(page)
-    page.keyboard.press("2")
+    page.keyboard.press("3")
     page.keyboard.press("Enter")
     page.wait_for_function(
         "item => document.querySelector('#step-rating').dataset.item !== item", arg=item

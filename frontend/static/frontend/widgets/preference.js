@@ -1,12 +1,13 @@
 // The side-by-side preference widget (WYD): two videos (and the reference between them,
 // when the question asks about one) that play together from one control and loop
 // together; the choice (left, right, or equally good/bad) opens once every video has
-// played to its end. Clicks or keys: 1 / ← left, 2 / → right, 3 / ↓ equally good/bad.
+// played to its end. Clicks or keys: 1 / ← left, 2 / ↓ equally good/bad, 3 / → right.
 
 import { Player } from "../rater_controls.js";
 import { button, element, exemplarRow, exemplarTrial } from "./dom.js";
 
-const KEYS = { 1: "left", ArrowLeft: "left", 2: "right", ArrowRight: "right", 3: "equal", ArrowDown: "equal" };
+// the number keys in the buttons' order (Left, Equally good/bad, Right), the arrows by side
+const KEYS = { 1: "left", ArrowLeft: "left", 2: "equal", ArrowDown: "equal", 3: "right", ArrowRight: "right" };
 
 /** A worked example of the tutorial: the pair as an item shows it (the left video, the
  * reference between, when the example has one, then the right), each named, and played
