@@ -11,7 +11,7 @@ from tests.annotation.design_fixtures import tiny_questionnaire_study
 from tests.annotation.rater_fixtures import answer, onboard, rater_client
 from tests.annotation.test_counted_places import idle_for, started_batch
 from tests.factories import UserFactory
-from tests.frontend.rater_browser import is_golden
+from tests.frontend.rater_browser import PHONE, fits_the_screen, is_golden
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -298,3 +298,30 @@ def test_the_monitor_says_what_the_study_lacks_until_it_lacks_nothing(
     page.clock.run_for(21_000)
     card.wait_for(state="visible")
     assert "1 video(s) failed to transcode" in card.inner_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_a_phone_the_staff_pages_scroll_their_tables_not_the_page(
+    live_server, context, page, rater_study
+):
+    # given: an admin on a phone, a study with a finished session
+    tiny = rater_study(rest_every=0)
+    finished_session(tiny)
+    signed_in(context, live_server, UserFactory(is_staff=True))
+    page.set_viewport_size(PHONE)
+    slug = tiny.study.slug
+    for path, shown in [
+        ("/studies/", "table.grid tbody tr"),
+        (f"/studies/{slug}/monitor/", "#assignments tbody tr"),
+        (f"/studies/{slug}/results/", "#exports tr"),
+    ]:
+        # when
+        page.goto(live_server.url + path)
+        page.locator(shown).first.wait_for()
+        # then: nothing scrolls the page sideways (a wide table scrolls within itself),
+        # and the brand stands apart from the links (beside them, or above)
+        fits_the_screen(page)
+        brand = page.locator(".topbar .brand").bounding_box()
+        links = page.locator(".topbar nav").bounding_box()
+        beside = brand["x"] + brand["width"] + 8 <= links["x"]
+        assert beside or brand["y"] + brand["height"] <= links["y"], (path, brand, links)
