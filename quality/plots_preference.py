@@ -34,7 +34,10 @@ def scale(rows: list[dict], unit: str) -> bytes:
     questions = list(dict.fromkeys(row["question"] for row in rows))
     tallest = max(sum(r["question"] == q for r in rows) for q in questions)
     height = 1.2 + 0.45 * tallest * len(questions)
-    fig, axes = plt.subplots(len(questions), 1, figsize=(7, height), squeeze=False)
+    # constrained: the figure's title clear of the first question's
+    fig, axes = plt.subplots(
+        len(questions), 1, figsize=(7, height), squeeze=False, layout="constrained"
+    )
     for ax, question in zip(axes[:, 0], questions, strict=True):
         mine = [r for r in rows if r["question"] == question]
         mine.sort(key=lambda r: _number(r["score"]))
@@ -54,7 +57,9 @@ def scale(rows: list[dict], unit: str) -> bytes:
 
 def win_rate(pairs: list[dict]) -> bytes:
     questions = list(dict.fromkeys(row["question"] for row in pairs))
-    fig, axes = plt.subplots(1, len(questions), figsize=(5.5 * len(questions), 4.6), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(questions), figsize=(5.5 * len(questions), 4.6), squeeze=False, layout="constrained"
+    )
     for ax, question in zip(axes[0], questions, strict=True):
         mine = [r for r in pairs if r["question"] == question]
         names = sorted({r["condition_a"] for r in mine} | {r["condition_b"] for r in mine})

@@ -74,7 +74,8 @@ def label_count_bars(counts: list[dict]) -> bytes:
     ax.set_yticks(positions, names, fontsize="small")
     ax.set_xlabel("count")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
+    # outside, to the right: inside it would cover the end of a long bar
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(FIGURES["label-counts"], fontsize="medium")
     return _png(fig)
 

@@ -186,7 +186,9 @@ def rank_distribution(rows: list[dict]) -> bytes:
     if not rows:
         return _empty_figure(FIGURES["rank-distribution"], "no ranking yet")
     questions = list(dict.fromkeys(r["question"] for r in rows))
-    fig, axes = plt.subplots(len(questions), 1, figsize=(7, 1.5 + 2.4 * len(questions)))
+    fig, axes = plt.subplots(
+        len(questions), 1, figsize=(7, 1.5 + 2.4 * len(questions)), layout="constrained"
+    )
     axes = np.atleast_1d(axes)
     for ax, question in zip(axes, questions, strict=True):
         mine = [r for r in rows if r["question"] == question]
@@ -203,7 +205,8 @@ def rank_distribution(rows: list[dict]) -> bytes:
             left += shares[:, j]
         ax.set_xlim(0, 1)
         ax.set_title(question, fontsize="medium")
-        ax.legend(fontsize="x-small", ncol=min(len(places), 6), loc="lower right")
+        # outside, to the right: inside it would cover the bars
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     axes[-1].set_xlabel("share of rankings")
     fig.suptitle(FIGURES["rank-distribution"], fontsize="medium")
     return _png(fig)
