@@ -12,13 +12,16 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from annotation.models import Dimension, Stimulus, Study
+from annotation.models import Answer, Dimension, Stimulus, Study
+from annotation.models.session import pseudonym_for
 from quality.models import AnalysisRun
 from quality.selectors import (
     RATER_COLUMNS,
     RATINGS_COLUMNS,
     rater_statistics,
     ratings_rows,
+    received_by,
+    run_through,
     study_exclusions,
 )
 from quality.stats.exclusions import Exclusion, ExclusionIndex
@@ -146,10 +149,12 @@ def run_exclusions(*, study: Study, run: AnalysisRun | None) -> list[Exclusion]:
 
 def raw_ratings_lines(*, study: Study, run: AnalysisRun | None) -> Iterator[str]:
     """The `python -m quality analyze` input format, plus the rule that left each rating
-    out of the run (quality.stats.exclusions; empty when it counts): the rows with an
-    empty `excluded` cell are exactly the ratings the run analysed."""
+    out of the run (quality.stats.exclusions; empty when it counts): the ratings the run
+    read (received by its start, ``run_through``), the rows with an empty `excluded` cell
+    exactly those it analysed; without a run, every rating."""
     index = ExclusionIndex(run_exclusions(study=study, run=run))
-    rows = ((*row, index.rule(row[0], row[4])) for row in ratings_rows(study=study))
+    ratings = ratings_rows(study=study, through=run_through(run))
+    rows = ((*row, index.rule(row[0], row[4])) for row in ratings)
     return csv_lines([*RATINGS_COLUMNS, "excluded"], rows)
 
 
@@ -158,8 +163,10 @@ def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator
     a warning to admins that excludes nothing) beside what the run decided: `kept`,
     `excluded` (every rating) or `sessions_excluded` (some sessions), with its rules;
     `no_ratings` for a rater with nothing to keep (one who failed the qualification test,
-    or stopped before their first answer)."""
+    or stopped before their first answer); `not_in_run` for one whose every answer came
+    after the run started (the next run decides)."""
     rows = rater_statistics(study=study)
+    in_run = _raters_answered_by(study=study, through=run_through(run)) if run else set()
     rules: dict[str, set[str]] = {}
     whole: set[str] = set()
     for exclusion in run_exclusions(study=study, run=run) if run else []:
@@ -175,11 +182,22 @@ def rater_statistics_lines(*, study: Study, run: AnalysisRun | None) -> Iterator
             row["latest_run_decision"] = "excluded"
         elif not row["answers"]:
             row["latest_run_decision"] = "no_ratings"
+        elif rater not in in_run:
+            row["latest_run_decision"] = "not_in_run"
         else:
             row["latest_run_decision"] = "sessions_excluded" if rater in rules else "kept"
         row["latest_run_rules"] = ";".join(sorted(rules.get(rater, ())))
     header = [*RATER_COLUMNS, "latest_run_id", "latest_run_decision", "latest_run_rules"]
     return csv_lines(header, ([row[k] for k in header] for row in rows))
+
+
+def _raters_answered_by(*, study: Study, through) -> set[str]:
+    """The pseudonyms of the raters with a session answer received by ``through``."""
+    answers = Answer.objects.filter(item__study=study, assignment__isnull=False)
+    raters = received_by(answers, through, field="received_at").values_list(
+        "assignment__rater_id", flat=True
+    )
+    return {pseudonym_for(rater) for rater in raters.order_by().distinct()}
 
 
 def provenance(*, study: Study, run: AnalysisRun | None) -> dict:

@@ -4,6 +4,7 @@ of them count (``study_exclusions``; the rules are in quality.stats.exclusions).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -32,21 +33,39 @@ from quality.stats.exclusions import (
 RATINGS_COLUMNS = ["rater_id", "video_id", "dimension", "score", "session_id"]
 
 
-def session_ratings(*, study: Study):
-    """The slider ratings of the study's sessions on its regular videos: golden answers
-    are quality control and qualification answers a test, not data."""
-    return Rating.objects.filter(
+def received_by(rows, through: datetime | None, *, field: str = "answer__received_at"):
+    """The rows of answers received by ``through``, all of them when it is None. A run
+    reads the answers received by its start (``run_through``), and its exports hold those
+    same answers, so that an export reproduces its run however many answers came after
+    it (analysis_run_staleness calls those "ratings arrived since this run")."""
+    return rows if through is None else rows.filter(**{f"{field}__lte": through})
+
+
+def run_through(run) -> datetime | None:
+    """Up to when a run's answers were received (its start), None for no run (all)."""
+    return None if run is None else run.started_at or run.created_at
+
+
+def session_ratings(*, study: Study, through: datetime | None = None):
+    """The slider ratings of the study's sessions on its regular videos (those received
+    by ``through``, ``received_by``): golden answers are quality control and
+    qualification answers a test, not data."""
+    rows = Rating.objects.filter(
         dimension__study=study,
         answer__item__role=Item.Role.STIMULUS,
         answer__assignment__isnull=False,
     )
+    return received_by(rows, through)
 
 
-def ratings_rows(*, study: Study, chunk_size: int = 5000) -> Iterator[tuple]:
+def ratings_rows(
+    *, study: Study, through: datetime | None = None, chunk_size: int = 5000
+) -> Iterator[tuple]:
     """(rater_id, video_id, dimension, score, session_id) of every session rating of the
-    study's regular stimuli (golden answers are quality control, not data), streamed."""
+    study's regular stimuli received by ``through`` (golden answers are quality control,
+    not data), streamed."""
     rows = (
-        session_ratings(study=study)
+        session_ratings(study=study, through=through)
         .order_by("id")
         .values_list(
             "answer__assignment__rater_id",
@@ -60,9 +79,10 @@ def ratings_rows(*, study: Study, chunk_size: int = 5000) -> Iterator[tuple]:
         yield pseudonym_for(rater_id), stimulus_id, key, score, session
 
 
-def ratings_frame(*, study: Study) -> pd.DataFrame:
-    """The long table as a DataFrame, built column-wise to keep memory flat."""
-    rows = session_ratings(study=study).values_list(
+def ratings_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """The long table (received by ``through``) as a DataFrame, built column-wise to keep
+    memory flat."""
+    rows = session_ratings(study=study, through=through).values_list(
         "answer__assignment__rater_id",
         "stimulus_id",
         "dimension__key",
@@ -258,16 +278,18 @@ JUDGMENTS_COLUMNS = [
 ]
 
 
-def judgments_frame(*, study: Study) -> pd.DataFrame:
-    """A preference study's session judgments of its regular pairs, in the `python -m
-    quality compare` format (left and right are the conditions shown on each side), with
-    the session index; golden pairs are quality control, not data."""
+def judgments_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """A preference study's session judgments of its regular pairs (received by
+    ``through``), in the `python -m quality compare` format (left and right are the
+    conditions shown on each side), with the session index; golden pairs are quality
+    control, not data."""
+    judgments = PreferenceJudgment.objects.filter(
+        answer__item__study=study,
+        answer__item__role=Item.Role.STIMULUS,
+        answer__assignment__isnull=False,
+    )
     rows = (
-        PreferenceJudgment.objects.filter(
-            answer__item__study=study,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-        )
+        received_by(judgments, through)
         .order_by("id")
         .values_list(
             "answer__assignment__rater_id",

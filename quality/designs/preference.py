@@ -13,7 +13,7 @@ from quality import export, plots_preference
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.export import Export, csv_lines, shared_export
-from quality.selectors import JUDGMENTS_COLUMNS, judgments_frame, study_exclusions
+from quality.selectors import JUDGMENTS_COLUMNS, judgments_frame, run_through, study_exclusions
 from quality.stats.exclusions import (
     DISAGREES_WITH_MAJORITY,
     POSITION_BIAS,
@@ -70,7 +70,7 @@ def execute(*, run) -> Computed:
     analysis; the raters its screening leaves out join the exclusions."""
     study = run.study
     exclusions = study_exclusions(study=study)
-    judgments = judgments_frame(study=study)
+    judgments = judgments_frame(study=study, through=run_through(run))
     if judgments.empty:
         raise ValueError("the study has no judgments yet")
     rules = ExclusionIndex(exclusions).rules(judgments["rater_id"], judgments["session_id"])
@@ -97,7 +97,7 @@ def _judgments_lines(*, study: Study, run) -> object:
     choice) with the session and the rule that left each judgment out of the run
     (empty when it counts)."""
     index = ExclusionIndex(export.run_exclusions(study=study, run=run))
-    frame = judgments_frame(study=study)
+    frame = judgments_frame(study=study, through=run_through(run))
     rows = ((*row, index.rule(row[0], row[6])) for row in frame.itertuples(index=False, name=None))
     return csv_lines([*JUDGMENTS_COLUMNS, "excluded"], rows)
 

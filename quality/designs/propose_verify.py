@@ -36,7 +36,7 @@ from quality.designs.propose_verify_data import (
 )
 from quality.designs.propose_verify_exports import export_propose_verify
 from quality.designs.propose_verify_page import FIGURES, available, draw, results_context
-from quality.selectors import study_exclusions
+from quality.selectors import run_through, study_exclusions
 from quality.stats.exclusions import PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.verify import VERDICT_COLUMNS, VERIFY_VERSION, proposal_recall, verify_labels
 
@@ -76,10 +76,11 @@ def stage_times(answers: pd.DataFrame) -> dict:
     return out
 
 
-def golden_recall(study: Study, index: ExclusionIndex) -> dict | None:
+def golden_recall(study: Study, index: ExclusionIndex, through) -> dict | None:
     """Stage 1's recall of the experts' labels on golden segments (proposal_recall), a
-    rater's first counted answer to each; None without golden answers."""
-    answers = counted_rows(proposal_answers(study, Item.Role.GOLDEN), index)
+    rater's first counted answer to each received by ``through``; None without golden
+    answers."""
+    answers = counted_rows(proposal_answers(study, Item.Role.GOLDEN, through), index)
     answers = answers.drop_duplicates(["rater_id", "item_id"], keep="first")
     truth = [
         (str(segment), str(action))
@@ -192,9 +193,10 @@ def execute(*, run) -> Computed:
     study = run.study
     exclusions = study_exclusions(study=study)
     index = ExclusionIndex(exclusions)
-    answers = answer_rows(study)
-    verdicts = verdict_rows(study)
-    proposals = proposal_answers(study, Item.Role.STIMULUS)
+    through = run_through(run)
+    answers = answer_rows(study, through)
+    verdicts = verdict_rows(study, through)
+    proposals = proposal_answers(study, Item.Role.STIMULUS, through)
     if verdicts.empty:
         chosen = settings_of(study)
         raise ValueError(
@@ -233,7 +235,7 @@ def execute(*, run) -> Computed:
     )
     summary["label_counts"] = label_counts(study, proposals, labels)
     summary["provenance"] = provenance_rows(study, labels[labels["kept"]], counted, index)
-    summary["recall"] = json_ready(golden_recall(study, index))
+    summary["recall"] = json_ready(golden_recall(study, index, through))
     summary["times"] = stage_times(answers[rules == ""])
     summary["set_aside"] = json_ready(set_aside(study, segments))
     summary["other_actions"] = [

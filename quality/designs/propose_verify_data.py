@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ import pandas as pd
 from annotation.designs.propose_study import PROPOSE
 from annotation.models import Answer, Item, Proposal, Stimulus, Study, Verdict
 from annotation.models.session import pseudonym_for
+from quality.selectors import received_by
 from quality.stats.exclusions import ExclusionIndex
 from quality.stats.verify import VERDICT_COLUMNS
 
@@ -25,14 +27,16 @@ PROPOSALS_COLUMNS = (
 )  # fmt: skip
 
 
-def verdict_rows(study: Study) -> pd.DataFrame:
-    """Every session verdict on a regular segment (VERDICTS_COLUMNS and its answer's id)."""
+def verdict_rows(study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """Every session verdict on a regular segment received by ``through``
+    (VERDICTS_COLUMNS and its answer's id)."""
+    verdicts = Verdict.objects.filter(
+        answer__item__study=study,
+        answer__item__role=Item.Role.STIMULUS,
+        answer__assignment__isnull=False,
+    )
     rows = (
-        Verdict.objects.filter(
-            answer__item__study=study,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-        )
+        received_by(verdicts, through)
         .order_by("answer_id", "action__action_id")
         .values_list(
             "answer__assignment__rater_id",
@@ -52,19 +56,22 @@ def verdict_rows(study: Study) -> pd.DataFrame:
     return frame
 
 
-def verdicts_frame(*, study: Study) -> pd.DataFrame:
-    """The study's session verdicts on its regular segments in the `python -m quality
-    verify` format (item_id: the segment's id, label: the action id, verdict yes or no),
-    with the session index; golden segments are quality control, not data."""
-    return verdict_rows(study)[list(VERDICTS_COLUMNS)]
+def verdicts_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """The study's session verdicts on its regular segments (received by ``through``) in
+    the `python -m quality verify` format (item_id: the segment's id, label: the action
+    id, verdict yes or no), with the session index; golden segments are quality control,
+    not data."""
+    return verdict_rows(study, through)[list(VERDICTS_COLUMNS)]
 
 
-def proposal_answers(study: Study, role: str) -> pd.DataFrame:
-    """The session answers of stage 1 on segments of the role, one row each, oldest
-    first: rater, segment, session, the labels (action ids), the other action and flags."""
+def proposal_answers(study: Study, role: str, through: datetime | None = None) -> pd.DataFrame:
+    """The session answers of stage 1 on segments of the role received by ``through``, one
+    row each, oldest first: rater, segment, session, the labels (action ids), the other
+    action and flags."""
     answers = Answer.objects.filter(
         item__study=study, item__role=role, item__dimension__key=PROPOSE, assignment__isnull=False
     )
+    answers = received_by(answers, through, field="received_at")
     labels: dict[int, list[int]] = {}
     proposed = Proposal.objects.filter(answer__in=answers).order_by(
         "answer_id", "action__action_id"
@@ -106,12 +113,12 @@ def segment_places(study: Study) -> dict[str, dict]:
     }
 
 
-def proposals_rows(*, study: Study) -> Iterator[tuple]:
-    """proposals.csv's rows (PROPOSALS_COLUMNS): a row per proposed label, and a row
-    without action_id for an answer that gave another action, raised a flag or gave no
-    label (its other_action and flags)."""
+def proposals_rows(*, study: Study, through: datetime | None = None) -> Iterator[tuple]:
+    """proposals.csv's rows (PROPOSALS_COLUMNS) of the answers received by ``through``: a
+    row per proposed label, and a row without action_id for an answer that gave another
+    action, raised a flag or gave no label (its other_action and flags)."""
     segments = segment_places(study)
-    answers = proposal_answers(study, Item.Role.STIMULUS)
+    answers = proposal_answers(study, Item.Role.STIMULUS, through)
     for a in answers.itertuples(index=False):
         place = segments.get(a.item_id, {})
         where = (a.rater_id, a.item_id, place.get("video_id"), place.get("keyframe"),
@@ -122,14 +129,15 @@ def proposals_rows(*, study: Study) -> Iterator[tuple]:
             yield (*where, None, a.other_action, a.inappropriate, a.bad_box, a.session_id)
 
 
-def answer_rows(study: Study) -> pd.DataFrame:
-    """Every session answer on a regular segment (both stages): rater, session, stage and
-    the seconds it took (answered_at - shown_at, or the video's watch time without
-    them; NaN when neither is known)."""
+def answer_rows(study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """Every session answer on a regular segment (both stages) received by ``through``:
+    rater, session, stage and the seconds it took (answered_at - shown_at, or the video's
+    watch time without them; NaN when neither is known)."""
+    answers = Answer.objects.filter(
+        item__study=study, item__role=Item.Role.STIMULUS, assignment__isnull=False
+    )
     rows = (
-        Answer.objects.filter(
-            item__study=study, item__role=Item.Role.STIMULUS, assignment__isnull=False
-        )
+        received_by(answers, through, field="received_at")
         .order_by("pk")
         .values_list(
             "assignment__rater_id",

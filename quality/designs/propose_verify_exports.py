@@ -21,6 +21,7 @@ from quality.designs.propose_verify_data import (
     verdicts_frame,
 )
 from quality.export import Export, csv_lines, shared_export
+from quality.selectors import run_through
 from quality.stats.exclusions import ExclusionIndex
 
 LABELS_COLUMNS = (
@@ -73,12 +74,12 @@ def labels_rows(summary: dict) -> Iterator[tuple]:
                row["kept"])  # fmt: skip
 
 
-def _marked_verdicts(study: Study, index: ExclusionIndex) -> Iterator[tuple]:
-    """verdicts.csv's rows, each with the rule that leaves it out of the run: its
-    session's exclusion, else PROPOSERS_EXCLUDED for a label only excluded proposers gave
-    (on_excluded_proposals), else empty."""
-    verdicts = verdicts_frame(study=study)
-    proposals = proposal_answers(study, Item.Role.STIMULUS)
+def _marked_verdicts(study: Study, index: ExclusionIndex, through) -> Iterator[tuple]:
+    """verdicts.csv's rows (received by ``through``), each with the rule that leaves it
+    out of the run: its session's exclusion, else PROPOSERS_EXCLUDED for a label only
+    excluded proposers gave (on_excluded_proposals), else empty."""
+    verdicts = verdicts_frame(study=study, through=through)
+    proposals = proposal_answers(study, Item.Role.STIMULUS, through)
     orphaned = on_excluded_proposals(verdicts, proposals, index)
     rules = index.rules(verdicts["rater_id"], verdicts["session_id"])
     rules[(rules == "") & orphaned] = PROPOSERS_EXCLUDED
@@ -105,12 +106,13 @@ def export_propose_verify(*, study: Study, name: str, run) -> Export:
         )
     if name in ("proposals.csv", "verdicts.csv"):
         index = ExclusionIndex(export.run_exclusions(study=study, run=run))
+        through = run_through(run)
         if name == "proposals.csv":
-            rows = proposals_rows(study=study)
+            rows = proposals_rows(study=study, through=through)
             marked = ((*row, index.rule(row[0], row[-1])) for row in rows)
             header = PROPOSALS_COLUMNS
         else:
-            marked = _marked_verdicts(study, index)
+            marked = _marked_verdicts(study, index, through)
             header = VERDICTS_COLUMNS
         return Export(csv_lines([*header, "excluded"], marked), f"{slug}-{name}", csv_type)
     return shared_export(study=study, name=name, run=run)

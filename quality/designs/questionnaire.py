@@ -12,6 +12,7 @@ left out of every number here like any session an admin excluded, and recorded s
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
 from quality.export import Export, csv_lines, shared_export
-from quality.selectors import study_exclusions
+from quality.selectors import received_by, run_through, study_exclusions
 from quality.stats.exclusions import BATCH_REJECTED_IN_AUDIT, PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.labels import (
     ANSWER_COLUMNS,
@@ -77,23 +78,27 @@ def questions_in_order(study: Study) -> list[Question]:
     )
 
 
-def _session_labels(study: Study):
-    """The answers of the study's sessions to its regular videos: golden answers are
-    quality control and qualification answers a test, not data."""
-    return LabelAnswer.objects.filter(
+def _session_labels(study: Study, through: datetime | None):
+    """The answers of the study's sessions to its regular videos (received by
+    ``through``): golden answers are quality control and qualification answers a test,
+    not data."""
+    labels = LabelAnswer.objects.filter(
         answer__item__study=study,
         answer__item__role=Item.Role.STIMULUS,
         answer__assignment__isnull=False,
     )
+    return received_by(labels, through)
 
 
-def answers_frame(*, study: Study) -> pd.DataFrame:
-    """The study's session answers to its regular videos in the `python -m quality
-    labels` format (ANSWERS_COLUMNS: a score or level as a number, ``invalid``, tags
-    joined by ``|`` in the question's order), with the session index; comments are no
-    statistic and are left out (``comments_frame``). Rows come question by question, so
-    the CLI meets the questions in the questionnaire's order."""
-    labels = _session_labels(study).exclude(dimension__question__kind=Question.Kind.COMMENT)
+def answers_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """The study's session answers to its regular videos (received by ``through``) in
+    the `python -m quality labels` format (ANSWERS_COLUMNS: a score or level as a number,
+    ``invalid``, tags joined by ``|`` in the question's order), with the session index;
+    comments are no statistic and are left out (``comments_frame``). Rows come question
+    by question, so the CLI meets the questions in the questionnaire's order."""
+    labels = _session_labels(study, through).exclude(
+        dimension__question__kind=Question.Kind.COMMENT
+    )
     place = {
         q.dimension.key: {tag: i for i, tag in enumerate(option_values(q))}
         for q in questions_in_order(study)
@@ -127,10 +132,10 @@ def answers_frame(*, study: Study) -> pd.DataFrame:
     return frame
 
 
-def comments_frame(*, study: Study) -> pd.DataFrame:
+def comments_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
     """The session comments on regular videos (an empty comment is none)."""
     rows = (
-        _session_labels(study)
+        _session_labels(study, through)
         .filter(dimension__question__kind=Question.Kind.COMMENT)
         .exclude(text="")
         .order_by("answer_id", "dimension__order")
@@ -304,7 +309,7 @@ def execute(*, run) -> Computed:
     audit among them), through quality.stats.labels with the run's settings."""
     study = run.study
     exclusions = study_exclusions(study=study)
-    answers = answers_frame(study=study)
+    answers = answers_frame(study=study, through=run_through(run))
     if answers.empty:
         raise ValueError("the study has no answers to its questions yet (comments aside)")
     rules = ExclusionIndex(exclusions).rules(answers["rater_id"], answers["session_id"])
@@ -341,7 +346,11 @@ def export_questionnaire(*, study: Study, name: str, run) -> Export:
     csv_type = "text/csv; charset=utf-8"
     if name in ("answers.csv", "comments.csv"):
         index = ExclusionIndex(export.run_exclusions(study=study, run=run))
-        frame = answers_frame(study=study) if name == "answers.csv" else comments_frame(study=study)
+        through = run_through(run)
+        if name == "answers.csv":
+            frame = answers_frame(study=study, through=through)
+        else:
+            frame = comments_frame(study=study, through=through)
         rows = (
             (*row, index.rule(row[0], row[-1])) for row in frame.itertuples(index=False, name=None)
         )

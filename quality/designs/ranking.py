@@ -7,6 +7,8 @@ the rankings export)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 import pandas as pd
 
@@ -19,7 +21,7 @@ from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.export import Export, csv_lines, shared_export
 from quality.plots import _empty_figure, _png, plt
-from quality.selectors import study_exclusions
+from quality.selectors import received_by, run_through, study_exclusions
 from quality.stats.exclusions import (
     PRE_ANALYSIS_RULES,
     RANDOM_RANKER,
@@ -46,16 +48,18 @@ def settings_for(*, study: Study) -> dict:
     return {"bootstrap": chosen.bootstrap, "seed": 0, "against_metric": chosen.against_metric}
 
 
-def rankings_frame(*, study: Study) -> pd.DataFrame:
-    """A ranking study's session answers to its regular items in the `python -m quality
-    rank` format (conditions best first, `>` between places, `=` within a tied one), with
-    the session index; golden items are quality control, not data."""
+def rankings_frame(*, study: Study, through: datetime | None = None) -> pd.DataFrame:
+    """A ranking study's session answers to its regular items (received by ``through``)
+    in the `python -m quality rank` format (conditions best first, `>` between places,
+    `=` within a tied one), with the session index; golden items are quality control, not
+    data."""
+    placements = RankingPlacement.objects.filter(
+        answer__item__study=study,
+        answer__item__role=Item.Role.STIMULUS,
+        answer__assignment__isnull=False,
+    )
     rows = (
-        RankingPlacement.objects.filter(
-            answer__item__study=study,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-        )
+        received_by(placements, through)
         .order_by("answer_id", "rank", "stimulus__condition")
         .values_list(
             "answer_id",
@@ -125,7 +129,7 @@ def execute(*, run) -> Computed:
     screening leaves out join the exclusions."""
     study = run.study
     exclusions = study_exclusions(study=study)
-    rankings = rankings_frame(study=study)
+    rankings = rankings_frame(study=study, through=run_through(run))
     if rankings.empty:
         raise ValueError("the study has no rankings yet")
     rules = ExclusionIndex(exclusions).rules(rankings["rater_id"], rankings["session_id"])
@@ -161,7 +165,7 @@ def export_ranking(*, study: Study, name: str, run) -> Export:
     csv_type = "text/csv; charset=utf-8"
     if name == "rankings.csv":
         index = ExclusionIndex(export.run_exclusions(study=study, run=run))
-        frame = rankings_frame(study=study)
+        frame = rankings_frame(study=study, through=run_through(run))
         rows = ((*row, index.rule(row[0], row[4])) for row in frame.itertuples(index=False))
         lines = csv_lines([*RANKINGS_COLUMNS, "excluded"], rows)
         return Export(lines, f"{slug}-rankings.csv", csv_type)

@@ -14,7 +14,7 @@ from quality import export, plots
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import selection_summary
 from quality.designs.slider_adaptive import adaptive_intervals
-from quality.selectors import ratings_frame, study_exclusions
+from quality.selectors import ratings_frame, run_through, study_exclusions
 from quality.stats.analysis import ANALYSIS_VERSION, AnalysisSettings, run_analysis
 from quality.stats.exclusions import (
     LINE_CLICKER,
@@ -39,7 +39,7 @@ def execute(*, run) -> Computed:
     through run_analysis; the line clickers it finds join the exclusions."""
     study = run.study
     exclusions = study_exclusions(study=study)
-    ratings = ratings_frame(study=study)
+    ratings = ratings_frame(study=study, through=run_through(run))
     if ratings.empty:
         raise ValueError("the study has no ratings yet")
     rules = ExclusionIndex(exclusions).rules(ratings["rater_id"], ratings["session_id"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.utils import timezone
 
@@ -19,6 +20,7 @@ from annotation.models import (
     Session,
     Stimulus,
 )
+from annotation.models.session import pseudonym_for
 from quality.services import analysis_run_execute, analysis_run_request
 from tests.factories import UserFactory
 
@@ -124,3 +126,24 @@ def run_now(study):
     run.refresh_from_db()
     assert run.status == "done", run.error
     return run
+
+
+def received_later(study) -> tuple[str, int]:
+    """The study's last finished batch (session) as if its answers arrived an hour from
+    now, after any run started before then: its rater's pseudonym and session index."""
+    assignment = (
+        Assignment.objects.filter(session__study=study, finished_at__isnull=False)
+        .select_related("session")
+        .order_by("-pk")
+        .first()
+    )
+    later = timezone.now() + timedelta(hours=1)
+    assert Answer.objects.filter(assignment=assignment).update(received_at=later)
+    return pseudonym_for(assignment.rater_id), assignment.session.index
+
+
+def batches_of(run, table, *, rater: str = "rater_id", session: str = "session_id") -> set:
+    """The (rater, session) batches in an export of ``run`` (a DataFrame of its raw
+    rows), which holds exactly the rows the run read: as many as it counted."""
+    assert len(table) == run.ratings_count, (len(table), run.ratings_count)
+    return {(str(r), int(s)) for r, s in zip(table[rater], table[session], strict=True)}

@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from annotation.models import Rating, Stimulus, Study
+from annotation.models import Rating, Session, Stimulus, Study
+from annotation.models.session import pseudonym_for
 from annotation.roles import RESEARCHERS_GROUP
 from media_pipeline.models import MetricScore
 from quality.designs import ANALYSES
@@ -123,15 +124,26 @@ def test_a_run_is_computed_stored_and_exported(django_capture_on_commit_callback
 def test_raw_ratings_export_flags_exclusions_and_feeds_the_cli(
     django_capture_on_commit_callbacks, tmp_path
 ):
-    study, _ = rated_study()
+    study, videos = rated_study()
     client = researcher()
     run = request_run(client, study, django_capture_on_commit_callbacks)
     run.refresh_from_db()
+    # a ninth rater rates after the run: in the next run, not in this one's export
+    (session,) = Session.objects.filter(study=study)
+    late = finished_session(rater=None, session=session, videos=videos, score=lambda v, d: 70.0)
     body = b"".join(
         client.get(f"/api/studies/{study.slug}/exports/ratings.csv").streaming_content
     ).decode()
     table = list(csv.DictReader(io.StringIO(body)))
-    assert len(table) == 8 * 12 * 3
+    assert len(table) == 8 * 12 * 3 == run.ratings_count
+    raters = b"".join(
+        client.get(f"/api/studies/{study.slug}/exports/raters.csv").streaming_content
+    ).decode()
+    decision = {
+        row["rater_id"]: row["latest_run_decision"] for row in csv.DictReader(io.StringIO(raters))
+    }
+    assert decision[pseudonym_for(late.rater_id)] == "not_in_run"
+    assert sorted(set(decision.values())) == ["excluded", "kept", "not_in_run"]
     assert list(table[0]) == [
         "rater_id",
         "video_id",

@@ -169,7 +169,7 @@ def test_a_failing_export_is_recorded_and_leaves_no_file(
     study, _ = rated_study()
     client = researcher()
 
-    def broken_rows(*, study):
+    def broken_rows(*, study, through=None):
         yield ("R1", 1, "subject", 50.0, 1)
         raise RuntimeError("database went away")
 

@@ -16,9 +16,10 @@ from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.admin_actions import participation_exclude
 from annotation.services.studies import study_build_sessions
 from quality.cli import main as quality_cli
+from quality.selectors import judgments_frame
 from tests.annotation.design_fixtures import CONDITIONS
 from tests.factories import StimulusFactory, UserFactory, make_study
-from tests.quality.rated import judged_session, run_now
+from tests.quality.rated import batches_of, judged_session, received_later, run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -142,3 +143,17 @@ def test_the_results_page_shows_the_scale(study, client):
     page = client.get(f"/studies/{study.slug}/results/").content.decode()
     assert 'id="scale"' in page and "model-a" in page and 'data-rule="position_bias"' in page
     assert "judgments.csv" in page and "mos.csv" not in page
+
+
+def test_judgments_received_after_a_run_started_are_neither_in_it_nor_in_its_export(study):
+    # given: a batch whose judgments arrived after the run started
+    later = received_later(study)
+    # when
+    run = run_now(study)
+    exported = body(researcher().get(f"/api/studies/{study.slug}/exports/judgments.csv"))
+    # then: the run read the others, and its export holds what it read
+    table = pd.read_csv(io.StringIO(exported), keep_default_na=False)
+    assert later not in batches_of(run, table)
+    every = judgments_frame(study=study)
+    theirs = (every["rater_id"] == later[0]) & (every["session_id"] == later[1])
+    assert theirs.any() and run.ratings_count == len(every) - theirs.sum()

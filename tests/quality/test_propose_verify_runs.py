@@ -26,7 +26,7 @@ from quality.services import analysis_run_execute, analysis_run_request
 from tests.annotation.design_fixtures import SMALL_VOCABULARY, Answerer, tiny_propose_study
 from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.factories import UserFactory
-from tests.quality.rated import run_now
+from tests.quality.rated import received_later, run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -437,3 +437,19 @@ def test_a_label_only_excluded_proposers_gave_is_left_out_everywhere(labelled, t
     assert set(frame.loc[~on_17, "excluded"]) == {""}
     kept, _ = cli_kept(text, tmp_path)
     assert kept == {(r["item_id"], r["action_id"]) for r in run.summary["labels"] if r["kept"]}
+
+
+def test_verdicts_received_after_a_run_started_are_neither_in_it_nor_in_its_export(labelled):
+    # given: the last verifier's verdicts arrived after the run started
+    tiny, _, _ = labelled
+    later = received_later(tiny.study)
+    every = verdicts_frame(study=tiny.study)
+    theirs = (every["rater_id"] == later[0]) & (every["session_id"] == later[1])
+    # when
+    run = run_now(tiny.study)
+    _, text = download(staff_client(), tiny.study, "verdicts.csv")
+    # then: its export holds the others only, and so did the run
+    table = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    shown = {(r, int(s)) for r, s in zip(table["rater_id"], table["session_id"], strict=True)}
+    assert theirs.any() and later not in shown and len(table) == len(every) - theirs.sum()
+    assert run.summary["counts"]["verdicts"] == (table["excluded"] == "").sum()

@@ -380,3 +380,23 @@ def test_a_study_whose_every_batch_is_rejected_cannot_be_analysed(tiny):
     run.refresh_from_db()
     assert run.status == "failed"
     assert run.error == "every one of the study's 44 answers is excluded (batch_rejected_in_audit)"
+
+
+def test_answers_received_after_a_run_started_are_neither_in_it_nor_in_its_export(tiny, audited):
+    # given: a batch whose answers arrived after the run started
+    later = rated.received_later(tiny.study)
+    every = answers_frame(study=tiny.study)
+    theirs = (every["rater_id"] == later[0]) & (every["session_id"] == later[1])
+    # when
+    run = run_now(tiny.study)
+    table = pd.read_csv(
+        io.StringIO(download(staff(), tiny.study, "answers.csv")), keep_default_na=False
+    )
+    # then: the run read the others, and its export holds what it read
+    assert later not in rated.batches_of(run, table)
+    assert theirs.any() and run.ratings_count == len(every) - theirs.sum()
+    # and: raters.csv says the run did not decide about a rater it never saw
+    raters = pd.read_csv(io.StringIO(download(staff(), tiny.study, "raters.csv")))
+    decision = dict(zip(raters["rater_id"], raters["latest_run_decision"], strict=True))
+    assert decision[later[0]] == "not_in_run"
+    assert "kept" in decision.values()

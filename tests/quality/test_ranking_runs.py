@@ -19,7 +19,7 @@ from quality.cli import main as quality_cli
 from quality.designs.ranking import rankings_frame
 from tests.annotation.design_fixtures import CONDITIONS
 from tests.factories import StimulusFactory, UserFactory, make_study
-from tests.quality.rated import run_now
+from tests.quality.rated import batches_of, received_later, run_now
 
 pytestmark = pytest.mark.django_db
 
@@ -156,3 +156,18 @@ def test_a_run_without_a_metric_exports_model_scores_as_only_a_header(study):
     client.force_login(UserFactory(is_staff=True))
     exported = client.get(f"/api/studies/{study.slug}/exports/model_scores.csv")
     assert b"".join(exported.streaming_content).decode().splitlines() == ["condition,score"]
+
+
+def test_rankings_received_after_a_run_started_are_neither_in_it_nor_in_its_export(study):
+    # given: a batch whose rankings arrived after the run started
+    later = received_later(study)
+    # when
+    run = run_now(study)
+    client = Client()
+    client.force_login(UserFactory(is_staff=True))
+    exported = client.get(f"/api/studies/{study.slug}/exports/rankings.csv")
+    # then: the run read the others, and its export holds what it read
+    text = b"".join(exported.streaming_content).decode()
+    table = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    assert later not in batches_of(run, table)
+    assert run.ratings_count == 4 * 6 * 2  # four raters' batches of 6 prompts x 2 criteria
