@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotation.errors import ApplicationError
 from annotation.models import ExpertScore, Stimulus
+from annotation.services.stimulus_delete import answered_items, items_of, stimuli_delete
 from annotation.services.study_import_rows import LABEL_COLUMNS
 from media_pipeline.models import MetricScore, ProcessingJob
 from media_pipeline.services.transcode_jobs import stimuli_process_again
@@ -88,6 +89,28 @@ class StimulusAdmin(admin.ModelAdmin):
             request,
             f"Queued {len(transcodes)} transcode(s) and {len(scores)} scoring(s) again.",
         )
+
+    def get_deleted_objects(self, objs, request):
+        """Deleting videos takes the items made of them (annotation.services.
+        stimulus_delete), listed on the confirmation page; an answered item keeps its
+        videos, listed as what stops the deletion."""
+        deleted, counts, perms, protected = super().get_deleted_objects(objs, request)
+        chosen = Stimulus.objects.filter(pk__in=[obj.pk for obj in objs])
+        answered = list(answered_items(chosen).select_related("study")[:20])
+        if answered:
+            protected = [*protected, *(f"{item} (it has answers)" for item in answered)]
+        else:
+            items = list(items_of(chosen))
+            deleted = [*deleted, *(f"Item: {item} (left without its video)" for item in items)]
+            if items:
+                counts = {**counts, "items": len(items)}
+        return deleted, counts, perms, protected
+
+    def delete_model(self, request, obj):
+        stimuli_delete(stimuli=Stimulus.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        stimuli_delete(stimuli=queryset)
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:

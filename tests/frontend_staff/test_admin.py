@@ -480,3 +480,71 @@ def test_the_study_page_fits_a_laptops_window(live_server, browser):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     finally:
         close_context(context)
+
+
+def test_a_video_deleted_in_the_admin_takes_its_items_and_raters_go_on(client):
+    # given: a running study split into a session, one of its videos not yet answered
+    from annotation.models import Item, SessionItem, Stimulus
+
+    tiny = tiny_study(rest_every=0)
+    video = Stimulus.objects.filter(study=tiny.study, role=Stimulus.Role.STIMULUS).first()
+    item = Item.objects.get(members__stimulus=video)
+    places = SessionItem.objects.filter(session__study=tiny.study).count()
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = f"/admin/annotation/stimulus/{video.pk}/delete/"
+    # then: the confirmation names the item that goes with it
+    assert f"Item: {item}" in client.get(url).content.decode()
+    # when
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    # then: the video, its item and its place in the session are gone
+    assert not Stimulus.objects.filter(pk=video.pk).exists()
+    assert not Item.objects.filter(pk=item.pk).exists()
+    assert SessionItem.objects.filter(session__study=tiny.study).count() == places - 1
+    # and: a rater is served the session's other items (before: a 500 on the orphan)
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    served = []
+    while body := rater.get(tiny.base + "next/").json()["item"]:
+        served.append(body["id"])
+        assert (
+            rater.post(tiny.base + "answers/", answer(body["id"]), format="json").status_code == 201
+        )
+    assert len(served) == places - 1 and str(item.public_id) not in served
+
+
+def test_an_answered_video_is_not_deleted_and_the_admin_says_why(client):
+    # given: a video a rater has rated
+    from annotation.models import Answer, Item, Stimulus
+
+    tiny = tiny_study()
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    body = rater.get(tiny.base + "next/").json()["item"]
+    assert rater.post(tiny.base + "answers/", answer(body["id"]), format="json").status_code == 201
+    video = Item.objects.get(public_id=body["id"]).members.get().stimulus
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = f"/admin/annotation/stimulus/{video.pk}/delete/"
+    # when
+    page = client.get(url).content.decode()
+    client.post(url, {"post": "yes"})
+    # then: the page names the answered item that keeps it, and nothing is deleted
+    assert "(it has answers)" in page
+    assert Stimulus.objects.filter(pk=video.pk).exists()
+    assert Answer.objects.filter(item__public_id=body["id"]).count() == 1
+
+
+def test_deleting_videos_refuses_all_while_one_has_an_answer():
+    from annotation.errors import Conflict
+    from annotation.models import Answer, Stimulus
+    from annotation.services.stimulus_delete import stimuli_delete
+
+    tiny = tiny_study()
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    body = rater.get(tiny.base + "next/").json()["item"]
+    rater.post(tiny.base + "answers/", answer(body["id"]), format="json")
+    videos = Stimulus.objects.filter(study=tiny.study, role=Stimulus.Role.STIMULUS)
+    count = videos.count()
+    with pytest.raises(Conflict, match="1 item"):
+        stimuli_delete(stimuli=videos)
+    assert videos.count() == count and Answer.objects.filter(item__public_id=body["id"]).exists()

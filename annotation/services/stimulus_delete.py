@@ -1,0 +1,50 @@
+"""Deleting videos (the admin's Stimuli, Delete: a video raters cannot play is replaced by
+deleting it and uploading it again).
+
+An item shows its videos; an item left without one of them would break every session it
+is in (a rater served it could not be shown anything). So a video goes together with the
+items made of it, and their places in sessions. Nothing a rater answered is lost: while
+any of those items has an answer, the video stays (its answers name it).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from annotation.errors import Conflict
+from annotation.models import Answer, Item, Stimulus
+
+logger = logging.getLogger(__name__)
+
+
+def items_of(stimuli: QuerySet[Stimulus]) -> QuerySet[Item]:
+    """The items made of any of the videos (golden pairs and rankings hold several)."""
+    made = Item.objects.filter(members__stimulus__in=stimuli).values("pk")
+    return Item.objects.filter(pk__in=made)
+
+
+def answered_items(stimuli: QuerySet[Stimulus]) -> QuerySet[Item]:
+    """The items made of the videos that have answers: those keep their videos."""
+    return items_of(stimuli).filter(pk__in=Answer.objects.values("item_id"))
+
+
+def stimuli_delete(*, stimuli: QuerySet[Stimulus]) -> tuple[int, int]:
+    """Delete the videos and the items made of them (with their places in sessions);
+    returns (videos, items) deleted. Raises Conflict, deleting nothing, while any of
+    those items has an answer."""
+    with transaction.atomic():
+        videos = list(stimuli.select_for_update().values_list("pk", flat=True))
+        chosen = Stimulus.objects.filter(pk__in=videos)
+        answered = answered_items(chosen).count()
+        if answered:
+            raise Conflict(
+                f"{answered} item(s) made of these videos have answers, which name them: "
+                "they stay (nothing a rater answered is lost)"
+            )
+        items = items_of(chosen).delete()[1].get(Item._meta.label, 0)
+        removed = chosen.delete()[1].get(Stimulus._meta.label, 0)
+    logger.info("deleted %d video(s) %s and the %d item(s) made of them", removed, videos, items)
+    return removed, items
