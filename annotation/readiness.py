@@ -142,8 +142,8 @@ def _qualification(study: Study) -> list[Problem]:
 
 def _design(study: Study) -> list[Problem]:
     """What the design's own setup lacks (``Design.readiness``: a tutorial, the experts'
-    answers)."""
-    return [Problem(code, text) for code, text in design_of(study).readiness(study=study)]
+    answers, a vocabulary), each (code, text) or (code, text, blocks)."""
+    return [Problem(*lack) for lack in design_of(study).readiness(study=study)]
 
 
 def study_problems(*, study: Study) -> list[Problem]:

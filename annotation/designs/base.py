@@ -270,5 +270,6 @@ class Design:
     # in the design's settings (annotation.services.audits; the study's Audits page).
     audited: bool = False
     # readiness(study): what the design's own setup still lacks before raters arrive
-    # (its tutorial, the experts' answers), as (code, text) pairs (annotation.readiness).
+    # (its tutorial, the experts' answers), as (code, text) pairs, or (code, text, True)
+    # for a lack that keeps raters from taking part at all (annotation.readiness).
     readiness: Callable[..., list[tuple[str, str]]] = lambda **study: []

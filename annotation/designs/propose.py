@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from functools import partial
 
 from django.db import transaction
 
@@ -304,6 +303,27 @@ def store_values(*, answer, item: Item, layout: list[Stimulus], values) -> None:
         transaction.on_commit(lambda: send_now(fill_verify_queue, item_id))
 
 
+def readiness(*, study) -> list[tuple]:
+    """No vocabulary (raters would have no action to pick: it blocks), no worked
+    examples."""
+    lacking = []
+    if not vocabulary_of(study.pk).actions:
+        lacking.append(
+            (
+                "no_vocabulary",
+                "no action vocabulary: proposers would have no action to pick (manage.py "
+                "import_vocabulary SLUG ava, or a vocabulary file; it is refused once "
+                "sessions are built: delete them in the admin, Sessions, then split again)",
+                True,
+            )
+        )
+    return lacking + examples_lacking(
+        study=study,
+        text="no worked examples: raters see no person labelled by the experts before the "
+        "test (manifest rows of role tutorial, with expert_actions and a note)",
+    )
+
+
 def state_payload(*, study) -> dict:
     vocabulary = vocabulary_of(study.pk)
     return {
@@ -342,11 +362,7 @@ PROPOSE_VERIFY = Design(
     raters_per_session=raters_per_session,
     manifest_columns=MANIFEST_COLUMNS,
     tutorial_payload=tutorial_payload,
-    readiness=partial(
-        examples_lacking,
-        text="no worked examples: raters see no person labelled by the experts before the "
-        "test (manifest rows of role tutorial, with expert_actions and a note)",
-    ),
+    readiness=readiness,
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,
     barred_sessions=barred_sessions,

@@ -142,6 +142,20 @@ def test_a_questionnaire_without_exemplars_says_so():
     assert codes(tiny.study) == [("no_exemplars", False)]
 
 
+def test_a_propose_verify_study_without_a_vocabulary_is_blocked():
+    from tests.annotation.design_fixtures import tiny_propose_study
+
+    # given: a propose-then-verify study with videos but no vocabulary
+    study = make_study(design="propose_verify", consent_text="ok", qualification_size=0)
+    StimulusFactory(study=study)
+    # then: it blocks (a proposer would have no action to pick), with what to do
+    assert ("no_vocabulary", True) in codes(study)
+    (lack,) = [p for p in study_problems(study=study) if p.code == "no_vocabulary"]
+    assert "manage.py import_vocabulary" in lack.text
+    # and a study with one does not
+    assert "no_vocabulary" not in [code for code, _ in codes(tiny_propose_study().study)]
+
+
 def test_the_studies_page_and_the_admin_say_what_a_study_lacks():
     # given: a draft with nothing in it, and a ready study
     draft = make_study(name="Empty draft", state=Study.State.DRAFT)
