@@ -20,7 +20,6 @@ per video), each of its kind (annotation.models.Question): a score, an ordinal l
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 from annotation.designs.base import Design
 from annotation.designs.questionnaire_answers import CHECKS
@@ -179,6 +178,32 @@ def tutorial_payload(*, study) -> dict:
     return {"pairs": [], "exemplars": exemplars}
 
 
+def readiness(*, study) -> list[tuple[str, str]]:
+    """No exemplars; golden or qualification videos without any experts' answer (after a
+    question set replaced the one they were answered in, say): the gate and the test
+    compare nothing on them."""
+    unanswered = Stimulus.objects.filter(
+        study=study,
+        role__in=(Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION),
+        expert_labels__isnull=True,
+    ).count()
+    lacking = []
+    if unanswered:
+        lacking.append(
+            (
+                "unanswered_reference",
+                f"{unanswered} golden or qualification video(s) have no experts' answer: the "
+                "golden gate and the qualification test compare nothing on them (admin: "
+                "Expert labels, or the manifest's <question>_expert columns)",
+            )
+        )
+    return lacking + examples_lacking(
+        study=study,
+        text="no exemplars: raters see no expert-answered example before the test "
+        "(manifest rows of role tutorial)",
+    )
+
+
 def raters_per_session(*, study, session=None) -> int:
     return settings_of(study).raters_per_video
 
@@ -201,11 +226,7 @@ QUESTIONNAIRE = Design(
     raters_per_session=raters_per_session,
     audited=True,
     tutorial_payload=tutorial_payload,
-    readiness=partial(
-        examples_lacking,
-        text="no exemplars: raters see no expert-answered example before the test "
-        "(manifest rows of role tutorial)",
-    ),
+    readiness=readiness,
     manifest_columns=("questions", "note"),
     check_manifest_extra=check_manifest_extra,
     store_manifest_extra=store_manifest_extra,

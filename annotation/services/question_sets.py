@@ -31,7 +31,7 @@ from django.utils.text import slugify
 from annotation.designs.questionnaire_study import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
 from annotation.errors import Conflict
-from annotation.models import Answer, Dimension, Question, Study
+from annotation.models import Answer, Dimension, Question, Stimulus, Study
 from annotation.services.file_values import (
     file_text,
     parse_file,
@@ -215,6 +215,21 @@ def question_set_from(data: object, *, default_name: str = "questions") -> Quest
     )
 
 
+def _check_asked(study: Study, keys: set[str]) -> None:
+    """Refuse a set that lacks a question the study's videos ask (the manifest's
+    ``questions`` column): those videos would be left with nothing to answer."""
+    missing: dict[str, int] = {}
+    for asked in Stimulus.objects.filter(study=study).values_list("asked_questions", flat=True):
+        for key in set(asked or ()) - keys:
+            missing[key] = missing.get(key, 0) + 1
+    if missing:
+        named = ", ".join(f"{key!r} ({count} video(s))" for key, count in sorted(missing.items()))
+        raise Conflict(
+            f"the study's videos ask questions this set does not have: {named}; import a set "
+            "that has them, or import those videos again asking this set's questions"
+        )
+
+
 def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
     """Make the set the study's questions (replacing those it has): only before anyone
     answered, as answers name their questions. Returns the number of questions."""
@@ -224,6 +239,7 @@ def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
         Study.objects.select_for_update().filter(pk=study.pk).first()
         if Answer.objects.filter(item__study=study).exists():
             raise Conflict("this study has answers: its questions can no longer change")
+        _check_asked(study, {spec.key for spec in question_set.questions})
         Dimension.objects.filter(study=study).delete()
         for order, spec in enumerate(question_set.questions):
             dimension = Dimension.objects.create(

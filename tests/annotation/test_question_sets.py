@@ -189,6 +189,19 @@ def test_apply_is_refused_once_the_study_has_answers():
     assert ExpertLabel.objects.count() == labels
 
 
+def test_apply_is_refused_when_the_videos_ask_questions_the_set_lacks():
+    # given: the small set's study; one video asks only the score and the tags
+    tiny = tiny_questionnaire_study(stimuli=2)
+    before = keys(tiny.study)
+    # when / then: VGA-Bench's set has neither key, so that video would have nothing
+    # to answer (the rater would see "0 of 0 answered")
+    with pytest.raises(Conflict, match=r"'light' \(1 video\(s\)\), 'overall' \(1 video"):
+        question_set_apply(
+            study=tiny.study, question_set=read_question_set(template_path("vga-bench"))
+        )
+    assert keys(tiny.study) == before
+
+
 # --- the command -------------------------------------------------------------------------
 
 

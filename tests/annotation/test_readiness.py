@@ -142,6 +142,16 @@ def test_a_questionnaire_without_exemplars_says_so():
     assert codes(tiny.study) == [("no_exemplars", False)]
 
 
+def test_a_questionnaires_reference_videos_without_the_experts_answers_are_counted():
+    from annotation.models import ExpertLabel
+
+    tiny = tiny_questionnaire_study(consent_text="ok")
+    ExpertLabel.objects.filter(stimulus__in=tiny.golden[:1] + tiny.qualification).delete()
+    assert codes(tiny.study) == [("unanswered_reference", False)]
+    (lack,) = study_problems(study=tiny.study)
+    assert lack.text.startswith("3 golden or qualification video(s) have no experts' answer")
+
+
 def test_a_propose_verify_study_without_a_vocabulary_is_blocked():
     from tests.annotation.design_fixtures import tiny_propose_study
 
