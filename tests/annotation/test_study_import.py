@@ -1,4 +1,5 @@
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -450,6 +451,26 @@ def test_command_imports_and_splits_into_sessions(tmp_path, capsys):
     session = Session.objects.get(study__slug="new")
     assert SessionItem.objects.filter(session=session, is_golden=False).count() == 5
     assert SessionItem.objects.filter(session=session, is_golden=True).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--create", "Again"], "a study 'new' exists already ('New study', slider): leave out"),
+        (["--design", "ranking"], "study 'new' is a slider study, not ranking: nothing imported"),
+    ],
+)
+def test_command_refuses_to_create_a_study_that_exists(tmp_path, flags, message):
+    # given: a study made by a first import
+    manifest = write_manifest(tmp_path, good_rows())
+    call_command("import_study", str(manifest), "--study", "new", "--create", "New study")
+    count = Stimulus.objects.filter(study__slug="new").count()
+    # when: a second import names it as one to make (a pilot's slug reused, say)
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("import_study", str(manifest), "--study", "new", *flags)
+    # then: nothing imported into it; without the flags the import goes in as before
+    assert Stimulus.objects.filter(study__slug="new").count() == count
+    call_command("import_study", str(manifest), "--study", "new", "--design", "slider")
 
 
 def test_command_reports_bad_rows(tmp_path):

@@ -37,6 +37,20 @@ def _give_questions(study: Study, questions: str | None, vocabulary: str | None)
         vocabulary_apply(study=study, vocabulary=read_vocabulary(vocabulary_path(vocabulary)))
 
 
+def _check_existing(study: Study, create: str | None, design: str | None) -> None:
+    """--create and --design name a study to make: for one that exists, a slug reused by
+    mistake (a pilot's) would put the videos into the wrong study."""
+    if create:
+        raise CommandError(
+            f"a study '{study.slug}' exists already ({study.name!r}, {study.design}): leave "
+            "out --create to import into it, or choose another --study slug"
+        )
+    if design and design != study.design:
+        raise CommandError(
+            f"study '{study.slug}' is a {study.design} study, not {design}: nothing imported"
+        )
+
+
 class Command(BaseCommand):
     help = "Import videos, expert scores and tutorial pairs into a study from a CSV manifest."
 
@@ -47,8 +61,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--design",
             choices=sorted(DESIGNS),
-            default="slider",
-            help="the design of a study --create makes (default: slider)",
+            help="the design of a study --create makes (default: slider); for a study that "
+            "exists, it must be the study's",
         )
         parser.add_argument(
             "--questions",
@@ -80,7 +94,10 @@ class Command(BaseCommand):
                 if found is None:
                     if not create:
                         raise CommandError(f"no study '{study}' (use --create NAME to create it)")
-                    found = study_create(name=create, slug=study, design=options["design"])
+                    design = options["design"] or "slider"
+                    found = study_create(name=create, slug=study, design=design)
+                else:
+                    _check_existing(found, create, options["design"])
                 _give_questions(found, options["questions"], options["vocabulary"])
                 report = study_import_manifest(
                     study=found, manifest=manifest, on_commit=stimuli_enqueue_processing
