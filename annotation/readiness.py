@@ -153,7 +153,15 @@ def study_problems(*, study: Study) -> list[Problem]:
         return []
     problems = []
     if not study.dimensions.exists():
-        problems.append(Problem("no_questions", "it asks no question yet", True))
+        problems.append(
+            Problem(
+                "no_questions",
+                "it asks no question yet: a questionnaire's come from a question set "
+                "(manage.py import_questions, or the Studies action), the other designs' "
+                "are the study's dimensions (its admin page)",
+                True,
+            )
+        )
     if not study.consent_text.strip():
         problems.append(
             Problem("no_consent", "the consent form is empty: raters agree to nothing stated")

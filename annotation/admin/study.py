@@ -31,6 +31,9 @@ from annotation.services.study_copy import study_duplicate
 # The request a change form is drawn for: a read-only field's method gets only the object,
 # and the admin class is shared by every thread, so it is not kept on `self`.
 _form_request = ContextVar("form_request", default=None)
+# The session key of the study whose lacks a save said: the page it leads back to does
+# not say them again.
+PROBLEMS_SAID = "mosaic_problems_said"
 
 
 @admin.register(Study)
@@ -75,9 +78,8 @@ class StudyAdmin(admin.ModelAdmin):
             names = ", ".join(study.dimensions.order_by("order").values_list("label", flat=True))
             if names:
                 self.message_user(request, f"The design's questions were added: {names}.")
-        if study.state == Study.State.RUNNING and "state" in form.changed_data:
-            self._say_problems(request, study, starting=True)
-        if study.state == Study.State.RUNNING and not study.dimensions.exists():
+        stays_draft = study.state == Study.State.RUNNING and not study.dimensions.exists()
+        if stays_draft:
             # raters would be shown videos with nothing to answer (and "answer" them)
             Study.objects.filter(pk=study.pk).update(state=Study.State.DRAFT)
             first = (
@@ -90,6 +92,12 @@ class StudyAdmin(admin.ModelAdmin):
                 f"{study.name} asks no question yet, so it stays a draft: {first}, then start it.",
                 messages.ERROR,
             )
+        if study.state == Study.State.RUNNING and "state" in form.changed_data:
+            # said here, as it starts (a study kept a draft is not started: the page
+            # says its lacks as ever); the page this save leads back to says them once
+            prefix = "Before raters arrive:" if stays_draft else "Started, but"
+            self._say_problems(request, study, prefix=prefix, skip=("no_questions",))
+            request.session[PROBLEMS_SAID] = study.pk
 
     fieldsets = (
         (None, {"fields": ("name", "slug", "design", "state", "instructions", "consent_text")}),
@@ -164,10 +172,12 @@ class StudyAdmin(admin.ModelAdmin):
 
     def changeform_view(self, request, object_id=None, *args, **kwargs):
         study = self.get_object(request, unquote(object_id)) if object_id else None
+        said = request.session.pop(PROBLEMS_SAID, None) if request.method == "GET" else None
         if (
             request.method == "GET"
             and study is not None
             and self.has_view_or_change_permission(request, study)
+            and said != study.pk
         ):
             self._say_problems(request, study)
         token = _form_request.set(request)
@@ -179,14 +189,16 @@ class StudyAdmin(admin.ModelAdmin):
         finally:
             _form_request.reset(token)
 
-    def _say_problems(self, request, study, *, starting: bool = False) -> None:
+    def _say_problems(
+        self, request, study, *, prefix: str = "Before raters arrive:", skip=()
+    ) -> None:
         """What the study still lacks (annotation.readiness), one message each: an error
-        where raters could not take part usefully, else a warning."""
+        where raters could not take part usefully, else a warning; ``skip``: the codes
+        said otherwise (no question: save_related keeps the study a draft and says so)."""
         for problem in study_problems(study=study):
-            if starting and problem.code == "no_questions":
-                continue  # save_related keeps it a draft and says so
+            if problem.code in skip:
+                continue
             level = messages.ERROR if problem.blocks else messages.WARNING
-            prefix = "Started, but" if starting else "Before raters arrive:"
             self.message_user(request, f"{prefix} {problem.text}.", level)
 
     def get_readonly_fields(self, request, obj=None):

@@ -66,6 +66,7 @@ def test_a_study_asking_no_question_is_blocked_first():
     Dimension.objects.filter(study=study).delete()
     StimulusFactory(study=study)
     assert codes(study)[0] == ("no_questions", True)
+    assert "manage.py import_questions" in study_problems(study=study)[0].text
 
 
 def test_a_prepared_slider_study_is_ready():
@@ -234,15 +235,22 @@ def test_starting_a_study_in_the_admin_says_what_it_still_lacks():
     admin.force_login(UserFactory(is_staff=True, is_superuser=True))
     url = f"/admin/annotation/study/{study.pk}/change/"
     data = admin_form(admin, url)
-    data["state"] = "running"
+    data.update(state="running", _continue="Save and continue editing")
     # when
     response = admin.post(url, data, follow=True)
-    # then: started, with what it lacks said
+    # then: started, with what it lacks said once (not again by the page it leads to)
     study.refresh_from_db()
     assert study.state == Study.State.RUNNING
     said = [str(m) for m in response.context["messages"]]
     assert "Started, but 1 session(s) have no golden item" in said[0]
     assert "Started, but no qualification videos: raters start rating without a test." in said
+    assert not [m for m in said if m.startswith("Before raters arrive")]
+    # and the page says them again when opened afresh
+    again = [str(m) for m in admin.get(url).context["messages"]]
+    assert (
+        "Before raters arrive: no qualification videos: raters start rating without a test."
+        in again
+    )
     # and saving it again, unchanged, does not repeat them
     response = admin.post(url, admin_form(admin, url), follow=True)
     assert not [m for m in response.context["messages"] if str(m).startswith("Started")]

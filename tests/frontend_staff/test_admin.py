@@ -372,6 +372,10 @@ def test_a_questionnaire_without_questions_cannot_be_set_running(client):
     assert "asks no question yet, so it stays a draft: import a question set" in (
         response.content.decode()
     )
+    # and: what else it lacks is said before raters arrive, not as "Started, but"
+    said = [str(m) for m in response.context["messages"]]
+    assert said and not [m for m in said if m.startswith("Started")]
+    assert any(m.startswith("Before raters arrive: no videos to rate") for m in said)
 
 
 def test_a_return_link_typed_without_a_scheme_is_kept_as_https(client):
