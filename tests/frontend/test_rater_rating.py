@@ -428,6 +428,10 @@ def test_next_stays_in_view_and_a_new_item_starts_at_the_top(page, live_server, 
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     assert page.evaluate("window.scrollY") > 0
     rate(page, 60)
-    # then: the new item starts at the page's top, its heading and video in view
+    # then: the new item starts at the page's top, its heading and video in view (the
+    # first slider may then take the focus a few pixels clear of the sticky foot)
     current_item(page)
-    assert page.evaluate("window.scrollY") == 0
+    heading = page.locator("#step-rating h1").bounding_box()
+    video = page.locator("#stage video").bounding_box()
+    assert heading["y"] >= 0 and video["y"] >= heading["y"], (heading, video)
+    assert page.evaluate("window.scrollY") < heading["y"]

@@ -21,6 +21,16 @@ import { listenToKeys } from "./rater_keys.js";
 import { start } from "./rater_flow.js";
 import { listenForWithdrawal } from "./rater_withdraw.js";
 
+// A control that takes the focus (Tab, or the first answer as the video ends) scrolls
+// clear of the hint and Next stuck to the window's foot: the page's scroll padding is
+// the foot's height, kept as it wraps (rater.css: --foot-height).
+const foot = document.querySelector(".rating-foot");
+if (foot) {
+  new ResizeObserver(() => {
+    document.documentElement.style.setProperty("--foot-height", `${foot.offsetHeight}px`);
+  }).observe(foot);
+}
+
 listenToKeys();
 listenForWithdrawal();
 start();
