@@ -30,6 +30,21 @@ def _corner(columns: dict, name: str) -> float:
     return value
 
 
+def _check_limits(vocabulary, expert: list[int]) -> None:
+    """The experts' labels within the limits a proposer's are held to (each group's, a
+    required group answered): else no proposer could give them all, and a golden or
+    qualification segment would fail every one."""
+    for group in vocabulary.groups:
+        given = [action for action in expert if vocabulary.group_of[action] == group.key]
+        if len(given) > group.limit:
+            raise ValueError(
+                f"expert_actions gives {len(given)} of {group.label} "
+                f"({', '.join(map(str, given))}): a proposer may give at most {group.limit}"
+            )
+        if group.required and not given:
+            raise ValueError(f"expert_actions gives none of {group.label}, which is required")
+
+
 def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
     """A row is one person in one segment: `keyframe` (seconds into the file), the box
     `x1, y1, x2, y2` (corners as shares of the frame's width and height), `person_id`
@@ -77,6 +92,7 @@ def check_manifest_extra(*, study, role: str, extra: dict) -> dict:
         unknown = [action for action in expert if action not in vocabulary.actions]
         if unknown:
             raise ValueError(f"expert_actions names {unknown[0]}, not in the study's vocabulary")
+        _check_limits(vocabulary, expert)
     elif columns.get("expert_actions"):
         raise ValueError(f"a {role} row takes no expert_actions")
     elif columns.get("note"):

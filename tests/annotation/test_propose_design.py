@@ -368,6 +368,13 @@ def test_segments_of_one_film_are_stored_once_cut_around_their_keyframes(
         ({"role": "golden"}, "needs the experts' labels: expert_actions"),
         ({"role": "golden", "expert_actions": "12|999"}, "names 999, not in the study's"),
         ({"expert_actions": "12"}, "a stimulus row takes no expert_actions"),
+        # labels no proposer could give all of: a golden or qualification segment that
+        # every proposer would fail
+        (
+            {"role": "qualification", "expert_actions": "11|12|14"},
+            "gives 3 of Pose (11, 12, 14): a proposer may give at most 1",
+        ),
+        ({"role": "tutorial", "expert_actions": "17|80"}, "gives none of Pose, which is required"),
     ],
 )
 def test_a_bad_segment_row_is_refused_with_its_line(tmp_path, row, message):
