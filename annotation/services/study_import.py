@@ -63,6 +63,18 @@ class ImportReport:
     tutorial_pairs: int = 0
 
 
+def _not_utf8(manifest: Path) -> tuple[int, str]:
+    """The line of the manifest's first byte that is not UTF-8, and what to do."""
+    data = manifest.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        byte = data[exc.start]
+        return line, f"not UTF-8 text (byte 0x{byte:02x}): save the manifest as UTF-8"
+    return 1, "the manifest is not UTF-8 text"
+
+
 def study_import_manifest(
     *,
     study: Study,
@@ -104,7 +116,7 @@ def study_import_manifest(
                 except ValueError as exc:
                     errors.append((line, str(exc)))
     except UnicodeDecodeError:
-        raise ImportFailed([(1, "the manifest is not UTF-8 text")]) from None
+        raise ImportFailed([_not_utf8(manifest)]) from None
     except csv.Error as exc:  # a value past the csv module's field limit (128 kB)
         # line_num counts the lines read whole: the error is in the next one
         raise ImportFailed([(reader.line_num + 1, f"not readable as CSV: {exc}")]) from None
