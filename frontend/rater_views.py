@@ -105,6 +105,7 @@ def rater_strings() -> dict[str, str]:
         "questionnaire_count": gettext("{count} / {limit} characters"),
         "questionnaire_score": gettext("{value} (on a scale from {min} to {max})"),
         "exemplar_answer": gettext("The experts' answer: {value}"),
+        "tutorial_done_rate": gettext("Start rating"),
         "exemplar_why": gettext("Why: {note}"),
         "exemplar_left_better": gettext("the left video is better"),
         "exemplar_right_better": gettext("the right video is better"),

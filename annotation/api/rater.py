@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.api.fast import fast_answer, fast_next
 from annotation.designs import design_of
 from annotation.designs.tutorial_examples import tutorial_pairs
-from annotation.models import Participation
+from annotation.models import Participation, Stimulus
 from annotation.selectors import (
     assignment_current,
     assignment_payload,
@@ -53,6 +53,15 @@ def design_state(study) -> dict:
     }
 
 
+def _has_qualification(study) -> bool:
+    """Whether the tutorial leads to a qualification test: a size above 0 and
+    qualification videos that have not failed (annotation.services.participation)."""
+    if not study.qualification_size:
+        return False
+    videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.QUALIFICATION)
+    return videos.exclude(status=Stimulus.Status.FAILED).exists()
+
+
 def state_payload(participation: Participation) -> dict:
     study = participation.study
     assignment = assignment_current(participation=participation)
@@ -68,6 +77,7 @@ def state_payload(participation: Participation) -> dict:
             "consent_version": study.consent_version,
             "min_viewport_width": study.min_viewport_width,
             "min_viewport_height": study.min_viewport_height,
+            "qualification": _has_qualification(study),
         },
         **design_state(study),
         "assignment": assignment_payload(assignment),

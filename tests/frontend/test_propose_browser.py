@@ -328,7 +328,8 @@ def test_the_tutorial_shows_each_worked_example_with_its_box_labels_and_why(
         "Why: Seated, watching the speaker.",
     ]
     assert page.locator("#tutorial-empty").is_hidden()
-    # and: on to the sessions (this study has no qualification test)
+    # and: on to the sessions (this study has no qualification test), as the button says
+    assert page.locator("#tutorial-done").inner_text() == "Start rating"
     page.click("#tutorial-done")
     wait_step(page, "rating")
 

@@ -222,6 +222,7 @@ def test_exemplars_then_every_kind_answered_by_clicks_and_keys_is_stored_as_give
     )
     assert page.locator("#tutorial-empty").is_hidden()
     assert page.locator("#tutorial-intro .if-examples").is_visible()
+    assert page.locator("#tutorial-done").inner_text() == "Start the qualification test"
     # when: the qualification's first video plays slowly
     page.evaluate(SLOW_PLAY)
     page.click("#tutorial-done")

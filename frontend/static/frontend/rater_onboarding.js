@@ -110,6 +110,8 @@ export async function showTutorial() {
   empty.textContent = t("no_tutorial");
   empty.hidden = examples;
   const done = $("#tutorial-done");
+  // the button names what comes next: the test, or (a study without one) the rating
+  if (state.study?.qualification === false) done.textContent = t("tutorial_done_rate");
   done.disabled = false;
   done.onclick = () => {
     done.disabled = true;
