@@ -160,7 +160,10 @@ def test_a_manifest_that_is_not_utf8_is_refused(tmp_path, settings):
     manifest = write_manifest(tmp_path, good_rows())
     text = manifest.read_text(encoding="utf-8").replace("prompt 1", "caf\u00e9 1")
     manifest.write_bytes(text.encode("latin-1"))
-    assert refused_import(study, manifest) == [(1, "the manifest is not UTF-8 text")]
+    # the line of the first byte that is not UTF-8 (the header is line 1), and the byte
+    assert refused_import(study, manifest) == [
+        (3, "not UTF-8 text (byte 0xe9): save the manifest as UTF-8")
+    ]
     assert_nothing_imported(study, settings)
 
 

@@ -484,19 +484,6 @@ def test_command_reports_bad_rows(tmp_path):
     )
 
 
-def test_a_manifest_that_is_not_utf8_is_refused_naming_the_line(tmp_path):
-    # given: a manifest saved as Latin-1, its third line a prompt "café"
-    rows = good_rows()
-    rows[1]["prompt"] = "a café at night"
-    manifest = write_manifest(tmp_path, rows)
-    manifest.write_bytes(manifest.read_text(encoding="utf-8").encode("latin-1"))
-    study = make_study()
-    # when / then: the line the byte is on, not the header's
-    with pytest.raises(ImportFailed) as refused:
-        study_import_manifest(study=study, manifest=manifest)
-    assert refused.value.errors == [(3, "not UTF-8 text (byte 0xe9): save the manifest as UTF-8")]
-
-
 def test_command_counts_bad_rows_apart_from_a_bad_header(tmp_path):
     # given: two unknown columns
     rows = good_rows()
