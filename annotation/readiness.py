@@ -95,8 +95,8 @@ def _sessions(study: Study) -> list[Problem]:
             Problem(
                 "no_golden",
                 f"{without} session(s) have no golden item, so their golden gate is open "
-                "(every rater passes it): import golden videos with the experts' answers "
-                "before splitting",
+                "(every rater passes it): import golden videos with the experts' answers, "
+                f"then {split}; sessions no rater has started get them",
             )
         )
     elif short:
@@ -104,7 +104,8 @@ def _sessions(study: Study) -> list[Problem]:
             Problem(
                 "few_golden",
                 f"{short} session(s) have fewer than the {wanted} golden items asked for "
-                "(the golden pool was smaller)",
+                f"(the golden pool was smaller): import more golden videos, then {split}; "
+                "sessions no rater has started get them",
             )
         )
     return problems

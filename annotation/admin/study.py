@@ -25,7 +25,12 @@ from annotation.services.question_sets import (
     read_question_set,
     template_path,
 )
-from annotation.services.studies import study_build_sessions, study_default_dimensions
+from annotation.services.studies import (
+    split_said,
+    study_build_sessions,
+    study_default_dimensions,
+    study_golden_top_up,
+)
 from annotation.services.study_copy import study_duplicate
 
 # The request a change form is drawn for: a read-only field's method gets only the object,
@@ -238,20 +243,21 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Split new stimuli into sessions")
     def build_sessions(self, request, queryset):
         """After uploads: the stimuli in no session yet become new sessions (as an import
-        does right away)."""
+        does right away), and sessions no rater has started get the golden items they
+        lack (golden videos imported after the split)."""
         for study in queryset:
             try:
                 with transaction.atomic():
                     sessions = study_build_sessions(study=study)
+                    topped_up = study_golden_top_up(study=study)
             except ApplicationError as refused:
                 self.message_user(request, f"{study.name}: {refused.message}", messages.ERROR)
                 continue
+            said = split_said(sessions, topped_up)
             self.message_user(
                 request,
-                f"{study.name}: {len(sessions)} new session(s)"
-                if sessions
-                else f"{study.name}: every stimulus is already in a session",
-                messages.SUCCESS if sessions else messages.INFO,
+                f"{study.name}: {said}",
+                messages.SUCCESS if sessions or topped_up else messages.INFO,
             )
 
     @admin.action(

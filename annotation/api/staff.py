@@ -18,7 +18,11 @@ from annotation.monitor import study_monitor, study_progress
 from annotation.readiness import study_problems
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
-from annotation.services.studies import study_build_sessions, study_create
+from annotation.services.studies import (
+    study_build_sessions,
+    study_create,
+    study_golden_top_up,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +177,9 @@ class PaymentDecisionView(APIView):
 
 class SessionBuildView(APIView):
     """Split the study's stimuli that are in no session yet into new sessions (after
-    uploads: an upload adds one video, and sessions are cut from all of them at once)."""
+    uploads: an upload adds one video, and sessions are cut from all of them at once);
+    sessions no rater has started get the golden items they lack (``golden_added``: how
+    many sessions did)."""
 
     permission_classes = [IsStudyAdmin]
 
@@ -182,7 +188,10 @@ class SessionBuildView(APIView):
         study = get_object_or_404(Study, slug=slug)
         with transaction.atomic():
             sessions = study_build_sessions(study=study)
+            topped_up = study_golden_top_up(study=study)
         created = [
             {"index": s.index, "stimuli": s.items.filter(is_golden=False).count()} for s in sessions
         ]
-        return Response({"created": created}, status=201 if created else 200)
+        return Response(
+            {"created": created, "golden_added": topped_up}, status=201 if created else 200
+        )

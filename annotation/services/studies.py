@@ -127,6 +127,67 @@ def study_build_sessions(*, study: Study) -> list[Session]:
     return sessions
 
 
+@transaction.atomic
+def study_golden_top_up(*, study: Study) -> int:
+    """Golden items for the sessions no rater has started that hold fewer than the
+    study's `golden_per_session` (golden videos imported after the split): each gets
+    what it lacks, drawn with its own seed from the golden pool (of its question where
+    the design says so) less what it holds. Sessions a rater has started keep their
+    items, as the rater's frozen order does. Returns how many sessions got some."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    design = design_of(study)
+    wanted = study.golden_per_session
+    if not wanted or design.sessions_on_demand(study=study) is not None:
+        return 0
+    design.build_items(study=study)  # the golden videos' items
+    golden_question = dict(
+        Item.objects.filter(study=study, role=Item.Role.GOLDEN)
+        .order_by("pk")
+        .values_list("pk", "dimension_id")
+    )
+    if not golden_question:
+        return 0
+    held: dict[int, set[int]] = {}
+    question: dict[int, int | None] = {}
+    unstarted = SessionItem.objects.filter(session__study=study, session__assignments=None)
+    for session, item, golden, dimension in unstarted.values_list(
+        "session_id", "item_id", "is_golden", "item__dimension_id"
+    ).order_by("session__index", "item_id"):
+        held.setdefault(session, set())
+        if golden:
+            held[session].add(item)
+        else:
+            question.setdefault(session, dimension)
+    seeds = dict(Session.objects.filter(pk__in=held).values_list("pk", "seed"))
+    added = []
+    for session, golden in held.items():
+        if len(golden) >= wanted:
+            continue
+        pool = [
+            pk
+            for pk, dimension in golden_question.items()
+            if pk not in golden
+            and (not design.golden_by_question or dimension == question.get(session))
+        ]
+        k = min(wanted - len(golden), len(pool))
+        chosen = random.Random(f"{seeds[session]}:golden").sample(pool, k=k)
+        added += [SessionItem(session_id=session, item_id=pk, is_golden=True) for pk in chosen]
+    SessionItem.objects.bulk_create(added)
+    return len({row.session_id for row in added})
+
+
+def split_said(sessions: list[Session], topped_up: int) -> str:
+    """What a split did, for the admin: new sessions (their indices), golden items
+    added, or nothing to do."""
+    said = []
+    if sessions:
+        indices = ", ".join(str(s.index) for s in sessions)
+        said.append(f"{len(sessions)} new session(s) ({indices})")
+    if topped_up:
+        said.append(f"golden items added to {topped_up} session(s) no rater had started")
+    return "; ".join(said) or "every stimulus is already in a session"
+
+
 def next_session_index(study: Study) -> int:
     """The index the study's next new session takes (1 for the first)."""
     return (study.sessions.order_by("-index").values_list("index", flat=True).first() or 0) + 1

@@ -9,9 +9,17 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.models import Dimension, ExpertScore, Stimulus, Study, TutorialPair
+from annotation.models import (
+    Assignment,
+    Dimension,
+    ExpertScore,
+    Rater,
+    Stimulus,
+    Study,
+    TutorialPair,
+)
 from annotation.readiness import study_problems
-from annotation.services.studies import study_build_sessions
+from annotation.services.studies import study_build_sessions, study_golden_top_up
 from tests.annotation.design_fixtures import tiny_questionnaire_study
 from tests.annotation.rater_fixtures import tiny_study
 from tests.factories import StimulusFactory, UserFactory, make_study
@@ -120,8 +128,79 @@ def test_videos_never_split_block_and_sessions_without_golden_open_the_gate():
     StimulusFactory.create_batch(2, study=other)
     study_build_sessions(study=other)
     assert [p.text for p in study_problems(study=other)] == [
-        "1 session(s) have fewer than the 2 golden items asked for (the golden pool was smaller)"
+        "1 session(s) have fewer than the 2 golden items asked for (the golden pool was "
+        "smaller): import more golden videos, then split the videos into sessions (Studies "
+        'action "Split new stimuli into sessions"); sessions no rater has started get them'
     ]
+
+
+def add_golden(study: Study, count: int) -> list[Stimulus]:
+    golden = StimulusFactory.create_batch(count, study=study, role="golden")
+    for stimulus in golden:
+        for dimension in study.dimensions.all():
+            ExpertScore.objects.create(stimulus=stimulus, dimension=dimension, mean=50, sigma=5)
+    return golden
+
+
+def golden_held(study: Study) -> list[int]:
+    return [
+        session.items.filter(is_golden=True).count() for session in study.sessions.order_by("index")
+    ]
+
+
+def test_golden_videos_imported_after_the_split_reach_the_sessions_no_rater_started():
+    # given: three sessions split before any golden video, one of them started by a rater
+    study = make_study(
+        consent_text="ok", qualification_size=0, golden_per_session=2, session_size=2,
+        open_to_signed_in=True,
+    )  # fmt: skip
+    teach_every_dimension(study)
+    StimulusFactory.create_batch(6, study=study)
+    study_build_sessions(study=study)
+    started = study.sessions.get(index=2)
+    Assignment.objects.create(
+        rater=Rater.objects.create(user=UserFactory()), session=started, order_seed=1
+    )
+    # when: three golden videos arrive, then the admin splits again (the Studies action)
+    add_golden(study, 3)
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    page = admin.post(
+        "/admin/annotation/study/",
+        {"action": "build_sessions", "_selected_action": [study.pk]},
+        follow=True,
+    ).content.decode()
+    # then: the sessions no rater started hold two each, the started one none
+    assert "golden items added to 2 session(s) no rater had started" in page
+    assert golden_held(study) == [2, 0, 2]
+    assert all(
+        len(set(s.items.filter(is_golden=True).values_list("item_id", flat=True))) == 2
+        for s in study.sessions.exclude(pk=started.pk)
+    )
+    # and readiness names only the started session; a second split adds nothing
+    assert [p.text.split(",")[0] for p in study_problems(study=study)] == [
+        "1 session(s) have no golden item"
+    ]
+    out = io.StringIO()
+    call_command("build_sessions", study.slug, stdout=out)
+    assert out.getvalue().strip() == f"{study.slug}: every stimulus is already in a session"
+    assert golden_held(study) == [2, 0, 2]
+
+
+def test_a_session_short_of_golden_gets_only_what_it_lacks_and_never_a_repeat():
+    study = make_study(qualification_size=0, golden_per_session=3, session_size=4)
+    first = add_golden(study, 1)
+    StimulusFactory.create_batch(4, study=study)
+    study_build_sessions(study=study)
+    assert golden_held(study) == [1]
+    add_golden(study, 1)
+    assert study_golden_top_up(study=study) == 1
+    session = study.sessions.get()
+    golden = list(
+        session.items.filter(is_golden=True).values_list("item__members__stimulus", flat=True)
+    )
+    assert len(golden) == 2 and first[0].pk in golden
+    assert study_golden_top_up(study=study) == 0  # the pool is spent: nothing to add
 
 
 def test_a_short_test_and_unscored_reference_videos_are_named():

@@ -345,8 +345,11 @@ def test_stimuli_in_no_session_are_split_into_sessions_on_request():
     again = admin.post(f"/api/studies/{study.slug}/sessions/")
     # then: two sessions (2 + 1), and nothing more the second time
     assert first.status_code == 201
-    assert first.json() == {"created": [{"index": 1, "stimuli": 2}, {"index": 2, "stimuli": 1}]}
-    assert (again.status_code, again.json()) == (200, {"created": []})
+    assert first.json() == {
+        "created": [{"index": 1, "stimuli": 2}, {"index": 2, "stimuli": 1}],
+        "golden_added": 0,
+    }
+    assert (again.status_code, again.json()) == (200, {"created": [], "golden_added": 0})
     assert study.sessions.count() == 2
 
 

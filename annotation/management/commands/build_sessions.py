@@ -1,12 +1,13 @@
 """`manage.py build_sessions SLUG`: split a study's stimuli that are in no session yet into
-new sessions (after `import_study --no-sessions`, or after uploads)."""
+new sessions (after `import_study --no-sessions`, or after uploads), and give sessions no
+rater has started the golden items they lack."""
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.errors import ApplicationError
 from annotation.management.study_argument import study_named
-from annotation.services.studies import study_build_sessions
+from annotation.services.studies import split_said, study_build_sessions, study_golden_top_up
 
 
 class Command(BaseCommand):
@@ -20,10 +21,7 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 sessions = study_build_sessions(study=found)
+                topped_up = study_golden_top_up(study=found)
         except ApplicationError as refused:
             raise CommandError(f"{found.slug}: {refused.message}") from None
-        if not sessions:
-            self.stdout.write(f"{found.slug}: every stimulus is already in a session")
-            return
-        indices = ", ".join(str(s.index) for s in sessions)
-        self.stdout.write(f"{found.slug}: {len(sessions)} new session(s) ({indices})")
+        self.stdout.write(f"{found.slug}: {split_said(sessions, topped_up)}")
