@@ -72,7 +72,7 @@ def _condition_pairs(study, conditions: set[str]) -> list[tuple[str, str]]:
     building on would make no item for them, and a study of no sessions, silently."""
     text = settings_of(study).condition_pairs
     listed, problems = parse_condition_pairs(text)
-    problems = problems or unknown_conditions(listed, conditions)
+    problems = problems or unknown_conditions(text, conditions)
     if problems:
         raise ValidationFailed(
             "the preference settings' condition pairs: "

@@ -36,8 +36,16 @@ def _level(question: Question, value: object) -> object:
         raise ValidationFailed(
             f"'{key}' must be one of its levels {levels}"
             + (' or "invalid"' if question.invalid_option else "")
+            + _label_hint(question, value)
         )
     return levels[levels.index(value)]  # the option's own value: 2.0 is stored as 2
+
+
+def _label_hint(question: Question, value: object) -> str:
+    """ " (that is the label of 3)" where ``value`` is an option's label, not its value."""
+    labels = {str(option["label"]).casefold(): option["value"] for option in question.options}
+    meant = labels.get(str(value).strip().casefold())
+    return f" (that is the label of {meant!r})" if meant is not None else ""
 
 
 def _tags(question: Question, value: object) -> list:
@@ -47,9 +55,7 @@ def _tags(question: Question, value: object) -> list:
     named = option_values(question)
     unknown = [tag for tag in value if tag not in named]
     if unknown:
-        labels = {str(option["label"]).casefold(): option["value"] for option in question.options}
-        meant = labels.get(str(unknown[0]).casefold())
-        hint = f" (that is the label of {meant!r})" if meant is not None else ""
+        hint = _label_hint(question, unknown[0])
         raise ValidationFailed(
             f"'{key}' has no tag {unknown[0]!r}{hint}; its tags: {', '.join(map(str, named))}"
         )
@@ -89,6 +95,8 @@ def parse_answer_text(question: Question, text: str) -> object:
     try:
         number = float(text)
     except ValueError:
+        if kind == Question.Kind.ORDINAL:
+            return _level(question, text.strip())  # refused, listing the levels
         raise ValidationFailed(f"'{question.dimension.key}' needs a number, got {text!r}") from None
     if kind == Question.Kind.ORDINAL:
         return _level(question, int(number) if number.is_integer() else number)

@@ -62,11 +62,20 @@ class PreferenceSettings(models.Model):
     def clean(self) -> None:
         """Every line a pair of two different conditions, named once, and (once the study
         has videos) conditions its videos have: a typo would otherwise compare nothing."""
-        pairs, problems = parse_condition_pairs(self.condition_pairs)
-        if not problems and pairs and self.study_id:
-            problems = unknown_conditions(pairs, study_conditions(self.study_id))
+        _, problems = parse_condition_pairs(self.condition_pairs)
+        if not problems and self.study_id:
+            problems = unknown_conditions(self.condition_pairs, study_conditions(self.study_id))
         if problems:
             raise ValidationError({"condition_pairs": problems})
+
+
+def _lines(text: str):
+    """(line number, the line, its two or more names) of each line that is not blank:
+    "a, b", or "a b" when neither name has a space."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            parts = [part.strip() for part in (line.split(",") if "," in line else line.split())]
+            yield number, line.strip(), parts
 
 
 def parse_condition_pairs(text: str) -> tuple[list[tuple[str, str]], list[str]]:
@@ -74,12 +83,9 @@ def parse_condition_pairs(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     neither name has a space), blank lines skipped; each pair sorted, in their order."""
     pairs: list[tuple[str, str]] = []
     problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = [part.strip() for part in (line.split(",") if "," in line else line.split())]
+    for number, line, parts in _lines(text):
         if len(parts) != 2 or not all(parts):
-            problems.append(f"line {number} ({line.strip()!r}): write two conditions, 'a, b'")
+            problems.append(f"line {number} ({line!r}): write two conditions, 'a, b'")
         elif parts[0] == parts[1]:
             problems.append(f"line {number}: {parts[0]!r} is compared with itself")
         elif tuple(sorted(parts)) in pairs:
@@ -98,16 +104,20 @@ def study_conditions(study_id: int) -> set[str]:
     )
 
 
-def unknown_conditions(pairs: list[tuple[str, str]], conditions: set[str]) -> list[str]:
-    """A problem naming the conditions the pairs list that no video has (none while the
-    study has no videos with a condition: they may be imported after the settings)."""
-    unknown = sorted({name for pair in pairs for name in pair} - conditions)
-    if not conditions or not unknown:
+def unknown_conditions(text: str, conditions: set[str]) -> list[str]:
+    """A problem per line of a `condition_pairs` text (pairs by `parse_condition_pairs`)
+    naming a condition no video has, with the study's conditions (none while the study
+    has no videos with a condition: they may be imported after the settings)."""
+    if not conditions:
         return []
-    return [
-        f"no video has the condition(s) {', '.join(unknown)}; the study's conditions: "
-        f"{', '.join(sorted(conditions))}"
+    problems = [
+        f"line {number}: no video has the condition(s) {', '.join(unknown)}"
+        for number, _, parts in _lines(text)
+        if (unknown := [name for name in parts if name not in conditions])
     ]
+    if problems:
+        problems[-1] += f"; the study's conditions: {', '.join(sorted(conditions))}"
+    return problems
 
 
 class PreferenceJudgment(models.Model):

@@ -196,7 +196,8 @@ def parse_row(
     if role == Stimulus.Role.TUTORIAL and design_of(study).tutorial_payload is None:
         if tutorial["tutorial_dimension"] not in dimension_keys:
             raise ValueError(
-                f"tutorial_dimension {tutorial['tutorial_dimension']!r} is not a dimension"
+                f"tutorial_dimension {tutorial['tutorial_dimension']!r} is not a dimension "
+                f"of the study ({', '.join(dimension_keys)})"
             )
         if not tutorial["tutorial_pair"]:
             raise ValueError("a tutorial row needs a tutorial_pair label")

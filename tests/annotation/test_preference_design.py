@@ -297,8 +297,8 @@ def test_a_new_preference_study_asks_wyds_video_quality_question():
         ("model-a, model-b\nmodel-b, model-a", "line 2: the pair model-b, model-a is listed twice"),
         ("model-a, model-b, model-c", "line 1 ('model-a, model-b, model-c'): write two"),
         ("model-a", "line 1 ('model-a'): write two conditions"),
-        ("model-a, model-x", "no video has the condition(s) model-x; the study's conditions: "
-         "model-a, model-b, model-c"),
+        ("model-a, model-b\nmodel-a, model-x", "line 2: no video has the condition(s) model-x; "
+         "the study's conditions: model-a, model-b, model-c"),
     ],
 )  # fmt: skip
 def test_listed_pairs_that_compare_nothing_are_refused_by_the_form_and_the_build(text, says):

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from annotation.designs import DESIGNS
+from annotation.designs.questionnaire_answers import parse_answer_text
 from annotation.designs.questionnaire_study import settings_of
 from annotation.errors import Conflict, ValidationFailed
 from annotation.models import (
@@ -22,6 +23,7 @@ from annotation.models import (
     LabelAnswer,
     Participation,
     Payment,
+    Question,
     Stimulus,
 )
 from annotation.monitor import study_monitor, study_progress
@@ -125,6 +127,29 @@ def test_a_bad_answer_is_refused_with_a_clear_reason(answers, message):
     with pytest.raises(ValidationFailed) as refused:
         check(tiny, answers)
     assert message in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "Fully consistent",
+            "'object_text' must be one of its levels [1, 2, 3] or \"invalid\" (that is the "
+            "label of 3)",
+        ),
+        ("fully", "'object_text' must be one of its levels [1, 2, 3] or \"invalid\""),
+    ],
+)
+def test_a_level_written_as_its_label_in_a_manifest_or_csv_is_refused_naming_the_values(
+    text, message
+):
+    # an experts' answer is written as the CLI writes it: the level's value, not its label
+    tiny = tiny_questionnaire_study()
+    question = Question.objects.get(dimension__study=tiny.study, dimension__key="object_text")
+    with pytest.raises(ValidationFailed) as refused:
+        parse_answer_text(question, text)
+    assert refused.value.message.startswith(message)
+    assert parse_answer_text(question, " 3 ") == 3
 
 
 def test_a_video_is_asked_only_the_questions_its_prompt_names():

@@ -342,6 +342,19 @@ def test_a_tutorial_label_already_used_for_other_videos_is_reported(tmp_path):
     assert Stimulus.objects.filter(study=study).count() == 2
 
 
+def test_a_tutorial_pair_of_an_unknown_dimension_is_refused_listing_the_study_s(tmp_path):
+    rows = tutorial_rows("p1", "g.mp4", "r.mp4")
+    for row in rows:
+        row["tutorial_dimension"] = "Subject quality"  # the label, not the key
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=make_study(), manifest=write_manifest(tmp_path, rows))
+    assert caught.value.errors[0] == (
+        2,
+        "tutorial_dimension 'Subject quality' is not a dimension of the study (subject, "
+        "completeness, interaction)",
+    )
+
+
 def test_a_tutorial_half_stored_as_another_role_is_reported(tmp_path):
     study = make_study()
     study_import_manifest(
