@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.api.fast import fast_answer, fast_next
 from annotation.designs import design_of
 from annotation.designs.tutorial_examples import tutorial_pairs
-from annotation.models import Participation, Stimulus
+from annotation.models import Participation
 from annotation.selectors import (
     assignment_current,
     assignment_payload,
@@ -25,7 +25,11 @@ from annotation.services.participation import (
     participation_consent,
     participation_tutorial_done,
 )
-from annotation.services.qualification import qualification_seed, qualification_window
+from annotation.services.qualification import (
+    qualification_seed,
+    qualification_window,
+    study_has_test,
+)
 from annotation.services.rater_flow import (
     answer_submit,
     playback_problem_report,
@@ -53,15 +57,6 @@ def design_state(study) -> dict:
     }
 
 
-def _has_qualification(study) -> bool:
-    """Whether the tutorial leads to a qualification test: a size above 0 and
-    qualification videos that have not failed (annotation.services.participation)."""
-    if not study.qualification_size:
-        return False
-    videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.QUALIFICATION)
-    return videos.exclude(status=Stimulus.Status.FAILED).exists()
-
-
 def state_payload(participation: Participation) -> dict:
     study = participation.study
     assignment = assignment_current(participation=participation)
@@ -77,7 +72,7 @@ def state_payload(participation: Participation) -> dict:
             "consent_version": study.consent_version,
             "min_viewport_width": study.min_viewport_width,
             "min_viewport_height": study.min_viewport_height,
-            "qualification": _has_qualification(study),
+            "qualification": study_has_test(study),
         },
         **design_state(study),
         "assignment": assignment_payload(assignment),

@@ -19,7 +19,7 @@ from annotation.errors import (
     ValidationFailed,
 )
 from annotation.models import Participation, Rater, Study
-from annotation.services.qualification import qualification_items
+from annotation.services.qualification import qualification_items, study_has_test
 
 logger = logging.getLogger(__name__)
 
@@ -220,16 +220,16 @@ def participation_tutorial_done(*, participation: Participation) -> Participatio
             participation.qualification_attempts = 1
             participation.qualification_state = (
                 Participation.Qualification.IN_PROGRESS
-                if participation.study.qualification_size > 0
+                if study_has_test(participation.study)
                 else Participation.Qualification.PASSED
             )
         participation.save(
             update_fields=["tutorial_done_at", "qualification_state", "qualification_attempts"]
         )
         if participation.qualification_state == Participation.Qualification.IN_PROGRESS:
-            # A study whose qualification videos make no item (none, all failed to
-            # transcode, half a pair) has no test: qualification_items lets the rater
-            # through now. Videos still being processed are a test not ready yet: the
-            # rater waits, and is never let through without it.
+            # Qualification videos that make no item (half a pair) are no test either:
+            # qualification_items lets the rater through now. Videos still being
+            # processed are a test not ready yet: the rater waits, and is never let
+            # through without it.
             qualification_items(participation=participation)
     return participation

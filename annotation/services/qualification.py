@@ -30,6 +30,17 @@ logger = logging.getLogger(__name__)
 _NOT_READY = (Stimulus.Status.PENDING, Stimulus.Status.PROCESSING)
 
 
+def study_has_test(study) -> bool:
+    """Whether the tutorial leads to a qualification test: a size above 0 and
+    qualification videos that have not failed (those still being processed count: the
+    rater waits for them). Its items are made when the first rater reaches the test;
+    videos that make none let the rater through then (``qualification_items``)."""
+    if not study.qualification_size:
+        return False
+    videos = Stimulus.objects.filter(study=study, role=Stimulus.Role.QUALIFICATION)
+    return videos.exclude(status=Stimulus.Status.FAILED).exists()
+
+
 def qualification_seed(participation: Participation) -> str:
     """The per-rater seed of the attempt's order and of each item's layout."""
     return f"{participation.qualification_order_seed}:{participation.qualification_attempts}"
