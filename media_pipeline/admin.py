@@ -5,9 +5,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IS_POPUP_VAR
 from django.http import HttpResponseRedirect
+from django.shortcuts import redirect
 from django.urls import reverse
 
-from annotation.errors import ApplicationError
+from annotation.errors import ApplicationError, Conflict
 from annotation.models import ExpertScore, Stimulus
 from annotation.services.stimulus_delete import answered_items, items_of, stimuli_delete
 from annotation.services.study_import_rows import LABEL_COLUMNS
@@ -108,6 +109,23 @@ class StimulusAdmin(admin.ModelAdmin):
 
     def delete_model(self, request, obj):
         stimuli_delete(stimuli=Stimulus.objects.filter(pk=obj.pk))
+
+    def delete_view(self, request, object_id, extra_context=None):
+        """A rater's answer arriving after the confirmation page (``stimuli_delete``
+        refuses then, deleting nothing) is said on the video's page, not a server error."""
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except Conflict as refused:
+            self.message_user(request, f"Not deleted: {refused.message}", messages.ERROR)
+            return redirect("admin:annotation_stimulus_change", object_id)
+
+    def changelist_view(self, request, extra_context=None):
+        """The list's Delete action, refused alike (see ``delete_view``)."""
+        try:
+            return super().changelist_view(request, extra_context)
+        except Conflict as refused:
+            self.message_user(request, f"Not deleted: {refused.message}", messages.ERROR)
+            return redirect("admin:annotation_stimulus_changelist")
 
     def delete_queryset(self, request, queryset):
         stimuli_delete(stimuli=queryset)

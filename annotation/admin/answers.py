@@ -54,10 +54,18 @@ class PlaybackReportAdmin(admin.ModelAdmin):
     """Videos raters' browsers could not play, and skipped (docs/admins.md, "Videos a
     rater cannot play"): a record to act on, not to edit."""
 
-    list_display = ("item", "participation", "assignment", "attempt", "detail", "created_at")
+    list_display = (
+        "videos",
+        "item",
+        "participation",
+        "assignment",
+        "attempt",
+        "detail",
+        "created_at",
+    )
     list_filter = ("participation__study",)
     list_select_related = ("item", "participation__rater", "participation__study", "assignment")
-    search_fields = ("detail", "item__members__stimulus__original_name")
+    search_fields = ("detail", "videos")
 
     def has_add_permission(self, request):
         return False

@@ -121,12 +121,21 @@ class PlaybackReport(models.Model):
     """A video the rater's browser could not play, taken out of what the rater is asked
     (annotation.services.rater_flow.playback_problem_report): the session item, or the
     qualification test's item of an attempt, with the browser's error, for the team to
-    look at. Nothing was answered, so nothing is lost."""
+    look at. Nothing was answered, so nothing is lost. The report outlives the video:
+    deleting it to upload it again (docs/admins.md) leaves ``item`` empty and ``videos``
+    naming it."""
 
     participation = models.ForeignKey(
         Participation, on_delete=models.CASCADE, related_name="playback_reports"
     )
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="playback_reports")
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="playback_reports"
+    )
+    videos = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The item's videos (their file names) when reported, kept if they are deleted",
+    )
     # the session it was skipped in; null in the qualification test (then: its attempt)
     assignment = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="playback_reports"

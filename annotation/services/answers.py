@@ -16,7 +16,7 @@ from django.utils.dateparse import parse_datetime
 from annotation.designs import design_of, values_digest
 from annotation.designs.base import Values
 from annotation.errors import Conflict, OutOfOrder, ValidationFailed
-from annotation.models import Answer, Item, Participation, Stimulus
+from annotation.models import Answer, Item, Participation, PlaybackReport, Stimulus
 
 logger = logging.getLogger(__name__)
 
@@ -158,3 +158,19 @@ def out_of_order(expected_pk: int, *, position: int, noun: str) -> OutOfOrder:
         f"this is not the {noun} to answer now: answers are taken in order",
         extra={"expected": str(expected), "position": position},
     )
+
+
+def playback_report_make(*, item: Item, **fields) -> PlaybackReport:
+    """Record a skip of an unplayable item (``fields``: participation, assignment or
+    attempt, detail), naming its videos (file name, else public id), which the report
+    outlives."""
+    return PlaybackReport.objects.create(item=item, videos=videos_named(item.pk), **fields)
+
+
+def videos_named(item_id: int) -> str:
+    """An item's videos by file name (public id where it has none), at most 500 characters."""
+    videos = Stimulus.objects.filter(memberships__item_id=item_id).order_by("pk")
+    names = [
+        name or str(public) for name, public in videos.values_list("original_name", "public_id")
+    ]
+    return ", ".join(names)[:500]

@@ -22,6 +22,7 @@ from annotation.services.answers import (
     answer_repeated,
     layout_ids,
     out_of_order,
+    playback_report_make,
 )
 from annotation.services.session_answers import skips_allowed
 
@@ -180,6 +181,35 @@ def _score_attempt(participation: Participation) -> None:
     )
 
 
+def attempts_drop_items(*, study, items: set[int]) -> int:
+    """Take deleted items (``stimulus_delete``: none of them answered) out of the
+    qualification attempts drawn in the study, as a skip takes an unplayable one out: an
+    attempt left with none is no test (the rater is let through), one whose other items
+    are all answered is scored. Returns how many attempts changed. Call inside the
+    deletion's transaction."""
+    changed = 0
+    taking = Participation.objects.select_for_update().filter(
+        study=study, qualification_state=Participation.Qualification.IN_PROGRESS
+    )
+    for participation in taking.select_related("study").order_by("pk"):
+        drawn = qualification_drawn(participation)
+        if not items.intersection(drawn):
+            continue
+        left = [pk for pk in drawn if pk not in items]
+        participation.qualification_set = {
+            "attempt": participation.qualification_attempts,
+            "items": left,
+        }
+        participation.save(update_fields=["qualification_set"])
+        answered = qualification_answers(participation=participation).count()
+        if not left:
+            _no_test_left(participation)
+        elif answered >= len(left):
+            _score_attempt(participation)
+        changed += 1
+    return changed
+
+
 def _the_next(participation: Participation, items: list[int], item: Item, *, noun: str) -> set:
     """The attempt's answered item ids, once ``item`` (one of ``items``) is checked to be
     the one the rater is at: Conflict when answered, OutOfOrder when another comes first."""
@@ -271,9 +301,7 @@ def qualification_item_skip(*, participation: Participation, item: Item, detail:
         left = [pk for pk in items if pk != item.pk]
         participation.qualification_set = {"attempt": attempt, "items": left}
         participation.save(update_fields=["qualification_set"])
-        PlaybackReport.objects.create(
-            participation=participation, item=item, attempt=attempt, detail=detail
-        )
+        playback_report_make(participation=participation, item=item, attempt=attempt, detail=detail)
         if not left:
             _no_test_left(participation)
         elif len(answered) >= len(left):

@@ -33,6 +33,7 @@ from annotation.services.answers import (
     answer_repeated,
     layout_ids,
     out_of_order,
+    playback_report_make,
 )
 from annotation.services.line_click import line_click_guard
 from annotation.services.rest_breaks import answered_moment, break_after
@@ -200,9 +201,30 @@ def session_item_skip(*, participation: Participation, item: Item, detail: str) 
             _finish(assignment, participation.study)
             changed += ["state", "finished_at", "golden_agreement", "eligible_for_next"]
         assignment.save(update_fields=changed)
-        PlaybackReport.objects.create(
+        playback_report_make(
             participation=participation, item=item, assignment=assignment, detail=detail
         )
     logger.warning("rater %s skipped %s in %s: cannot play it (%s)",
                    participation.rater_id, item, assignment, detail or "no detail")  # fmt: skip
     return True
+
+
+def sessions_drop_items(*, study: Study, items: set[int]) -> int:
+    """Take deleted items (``stimulus_delete``: none of them answered) out of every rater's
+    frozen order in the study, as a skip takes an unplayable one out; an open session
+    left with nothing to answer ends (its gate, its payment). Returns how many orders
+    changed. Call inside the deletion's transaction."""
+    changed = 0
+    assignments = Assignment.objects.select_for_update().filter(session__study=study)
+    for assignment in assignments.order_by("pk"):
+        if not items.intersection(assignment.order):
+            continue
+        assignment.order = [pk for pk in assignment.order if pk not in items]
+        fields = ["order"]
+        still_open = assignment.state in (Assignment.State.ACTIVE, Assignment.State.PAUSED)
+        if still_open and assignment.position >= len(assignment.order):
+            _finish(assignment, study)
+            fields += ["state", "finished_at", "golden_agreement", "eligible_for_next"]
+        assignment.save(update_fields=fields)
+        changed += 1
+    return changed

@@ -3,8 +3,10 @@ deleting it and uploading it again).
 
 An item shows its videos; an item left without one of them would break every session it
 is in (a rater served it could not be shown anything). So a video goes together with the
-items made of it, and their places in sessions. Nothing a rater answered is lost: while
-any of those items has an answer, the video stays (its answers name it).
+items made of it, and their places in sessions and in the orders raters were given (a
+session or a qualification attempt left with nothing to answer ends, as after a skipped
+video). Nothing a rater answered is lost: while any of those items has an answer, the
+video stays (its answers name it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotation.errors import Conflict
-from annotation.models import Answer, Item, Stimulus
+from annotation.models import Answer, Item, Stimulus, Study
+from annotation.services.qualification import attempts_drop_items
+from annotation.services.session_answers import sessions_drop_items
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +48,14 @@ def stimuli_delete(*, stimuli: QuerySet[Stimulus]) -> tuple[int, int]:
                 f"{answered} item(s) made of these videos have answers, which name them: "
                 "they stay (nothing a rater answered is lost)"
             )
-        items = items_of(chosen).delete()[1].get(Item._meta.label, 0)
+        doomed = items_of(chosen)
+        by_study: dict[int, set[int]] = {}
+        for pk, study_id in doomed.values_list("pk", "study_id"):
+            by_study.setdefault(study_id, set()).add(pk)
+        for study in Study.objects.filter(pk__in=by_study).order_by("pk"):
+            sessions_drop_items(study=study, items=by_study[study.pk])
+            attempts_drop_items(study=study, items=by_study[study.pk])
+        items = doomed.delete()[1].get(Item._meta.label, 0)
         removed = chosen.delete()[1].get(Stimulus._meta.label, 0)
     logger.info("deleted %d video(s) %s and the %d item(s) made of them", removed, videos, items)
     return removed, items

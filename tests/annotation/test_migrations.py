@@ -195,3 +195,25 @@ def test_ratings_and_qualification_answers_become_answers_of_items(back_to):
     assert test_answer.values_digest == values_digest(
         {"scores": {"subject": 50.0, "completeness": 50.0, "interaction": 50.0}}
     )
+
+
+def test_playback_reports_made_before_name_their_item_s_videos(back_to):
+    # given: at 0025, a report of a skipped item of two videos, one with a file name
+    before = ("annotation", "0025_study_idle_place_hours")
+    back_to(before)
+    model = models_at(before)
+    study, _, made = a_study(model, 2)
+    first, second = made["stimulus"]
+    model("Stimulus").objects.filter(pk=first.pk).update(original_name="clip_a.mp4")
+    item = model("Item").objects.create(study=study, role="stimulus")
+    for slot, stimulus in enumerate((first, second)):
+        model("ItemMember").objects.create(item=item, stimulus=stimulus, slot=slot)
+    _, participation = a_rater(model, study)
+    model("PlaybackReport").objects.create(participation=participation, item=item, attempt=1)
+    # when
+    after_name = ("annotation", "0026_playback_report_outlives_video")
+    migrate([after_name])
+    # then: named as playback_report_make names them (the file name, else the public id)
+    report = models_at(after_name)("PlaybackReport").objects.get()
+    second_id = model("Stimulus").objects.get(pk=second.pk).public_id
+    assert report.videos == f"clip_a.mp4, {second_id}"

@@ -516,16 +516,23 @@ def test_a_video_deleted_in_the_admin_takes_its_items_and_raters_go_on(client):
     assert len(served) == places - 1 and str(item.public_id) not in served
 
 
-def test_an_answered_video_is_not_deleted_and_the_admin_says_why(client):
-    # given: a video a rater has rated
-    from annotation.models import Answer, Item, Stimulus
+def answered_video():
+    """(the answered item's public id, its video): the first a new rater answered."""
+    from annotation.models import Item
 
     tiny = tiny_study()
     rater, _ = rater_client()
     onboard(rater, tiny)
     body = rater.get(tiny.base + "next/").json()["item"]
     assert rater.post(tiny.base + "answers/", answer(body["id"]), format="json").status_code == 201
-    video = Item.objects.get(public_id=body["id"]).members.get().stimulus
+    return body, Item.objects.get(public_id=body["id"]).members.get().stimulus
+
+
+def test_an_answered_video_is_not_deleted_and_the_admin_says_why(client):
+    # given: a video a rater has rated
+    from annotation.models import Answer, Stimulus
+
+    body, video = answered_video()
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     url = f"/admin/annotation/stimulus/{video.pk}/delete/"
     # when
@@ -554,3 +561,130 @@ def test_deleting_videos_refuses_all_while_one_has_an_answer():
     with pytest.raises(Conflict, match="1 item"):
         stimuli_delete(stimuli=videos)
     assert videos.count() == count and Answer.objects.filter(item__public_id=body["id"]).exists()
+
+
+def serve_all(rater, tiny) -> list[str]:
+    """Answer whatever the rater is served until nothing is left; the item ids served."""
+    served = []
+    while body := rater.get(tiny.base + "next/").json()["item"]:
+        served.append(body["id"])
+        posted = rater.post(tiny.base + "answers/", answer(body["id"]), format="json")
+        assert posted.status_code == 201, posted.content
+    return served
+
+
+def test_a_video_deleted_from_a_rater_s_session_leaves_their_order_and_they_go_on():
+    # given: a rater who has answered the first item of their session
+    from annotation.models import Assignment, Item, Stimulus
+    from annotation.services.stimulus_delete import stimuli_delete
+
+    tiny = tiny_study(rest_every=0)
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    first = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(first), format="json").status_code == 201
+    assignment = Assignment.objects.get()
+    order = list(assignment.order)
+    later = Item.objects.get(pk=order[3])
+    # when: the admin deletes a video further on in their order
+    stimuli_delete(stimuli=Stimulus.objects.filter(pk=later.members.get().stimulus_id))
+    # then: the rater answers every other item and the session ends (before: their
+    # answer to the item after it was taken for the deleted one's, a 500)
+    served = serve_all(rater, tiny)
+    assert len(served) == len(order) - 2 and str(later.public_id) not in served
+    assignment.refresh_from_db()
+    assert assignment.state == Assignment.State.FINISHED
+    assert assignment.order == [pk for pk in order if pk != later.pk]
+
+
+def test_deleting_the_last_video_a_session_had_left_ends_it_with_its_payment():
+    from annotation.models import Assignment, Item, Payment, Stimulus
+    from annotation.services.stimulus_delete import stimuli_delete
+
+    tiny = tiny_study(rest_every=0)
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    assignment = None
+    while True:
+        body = rater.get(tiny.base + "next/").json()["item"]
+        assignment = Assignment.objects.get()
+        if assignment.position == len(assignment.order) - 1:
+            break
+        assert rater.post(tiny.base + "answers/", answer(body["id"]), format="json").status_code
+    last = Item.objects.get(public_id=body["id"])
+    stimuli_delete(stimuli=Stimulus.objects.filter(pk=last.members.get().stimulus_id))
+    assignment.refresh_from_db()
+    assert assignment.state == Assignment.State.FINISHED
+    assert Payment.objects.filter(assignment=assignment).exists()
+    assert rater.get(tiny.base + "next/").json()["item"] is None
+
+
+def test_a_video_deleted_from_a_rater_s_qualification_test_leaves_the_attempt():
+    # given: a rater who answered the first of their test's two items
+    from annotation.models import Item, Participation, Stimulus
+    from annotation.services.stimulus_delete import stimuli_delete
+    from tests.annotation.rater_fixtures import consent_and_tutorial
+
+    tiny = tiny_study(rest_every=0)
+    rater, _ = rater_client()
+    consent_and_tutorial(rater, tiny)
+    first = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(first, 52.0), format="json").status_code == 201
+    participation = Participation.objects.get()
+    (other,) = [pk for pk in participation.qualification_set["items"]
+                if pk != Item.objects.get(public_id=first).pk]  # fmt: skip
+    # when: the other's video is deleted
+    stimuli_delete(stimuli=Stimulus.objects.filter(memberships__item=other))
+    # then: the attempt is scored on the answered one, and the rater goes on to a session
+    participation.refresh_from_db()
+    assert participation.qualification_state == Participation.Qualification.PASSED
+    assert participation.qualification_set["items"] == [Item.objects.get(public_id=first).pk]
+    assert rater.get(tiny.base + "next/").json()["item"]["id"] != first
+
+
+def test_an_answer_arriving_after_the_delete_confirmation_keeps_the_video(client, monkeypatch):
+    # given: an answered video whose confirmation page was shown before the answer came
+    from annotation.models import Stimulus
+    from annotation.services import stimulus_delete
+
+    _, video = answered_video()
+    monkeypatch.setattr(
+        type(admin.site._registry[Stimulus]),
+        "get_deleted_objects",
+        lambda self, objs, request: ([str(video)], {}, set(), []),
+    )  # the confirmation saw no answer
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    # when: the deletion is confirmed, one video and then the list's action
+    one = client.post(f"/admin/annotation/stimulus/{video.pk}/delete/", {"post": "yes"})
+    listed = client.post(
+        "/admin/annotation/stimulus/",
+        {"action": "delete_selected", "_selected_action": [video.pk], "post": "yes"},
+        follow=True,
+    )
+    # then: refused with the reason, not a server error, and the video stays
+    assert one.status_code == 302 and one.url.endswith(f"/stimulus/{video.pk}/change/")
+    assert "Not deleted: 1 item(s) made of these videos have answers" in listed.content.decode()
+    assert Stimulus.objects.filter(pk=video.pk).exists()
+    assert stimulus_delete.answered_items(Stimulus.objects.filter(pk=video.pk)).exists()
+
+
+def test_a_playback_report_outlives_the_video_deleted_to_be_replaced():
+    # given: a rater whose browser could not play a video, and skipped it
+    from annotation.models import Item, PlaybackReport, Stimulus
+    from annotation.services.stimulus_delete import stimuli_delete
+
+    tiny = tiny_study(rest_every=0)
+    rater, _ = rater_client()
+    onboard(rater, tiny)
+    body = rater.get(tiny.base + "next/").json()["item"]
+    report = {"item": body["id"], "detail": "MediaError 4"}
+    assert rater.post(tiny.base + "problems/", report, format="json").status_code == 201
+    video = Item.objects.get(public_id=body["id"]).members.get().stimulus
+    # when: the admin deletes it, to upload it again
+    stimuli_delete(stimuli=Stimulus.objects.filter(pk=video.pk))
+    # then: the report is kept, naming the video it was about
+    kept = PlaybackReport.objects.get()
+    named = video.original_name or str(video.public_id)
+    assert (kept.item, kept.videos, kept.detail) == (None, named, "MediaError 4")
+    # and the rater's session goes on without it
+    assert len(serve_all(rater, tiny)) > 0
