@@ -20,6 +20,7 @@ from annotation.errors import (
 )
 from annotation.models import Participation, Rater, Study
 from annotation.services.qualification import qualification_items, study_has_test
+from annotation.services.rater_flow import sessions_left
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,10 @@ def _pixel_ratio(data: dict) -> float:
 def participation_consent(*, participation: Participation, data: object) -> Participation:
     """Record consent (with the text agreed to) and the viewing conditions; refuse screens
     smaller than required, and a consent to a text edited since the page showed it (its
-    ``consent_version``, when sent, is no longer the study's)."""
+    ``consent_version``, when sent, is no longer the study's). A rater who withdrew
+    stays withdrawn: nothing is recorded (withdrawing is final)."""
+    if participation.withdrawn_at is not None:
+        return participation
     if not isinstance(data, dict):
         raise ValidationFailed("the consent must be a JSON object")
     if data.get("accept") is not True:
@@ -212,8 +216,16 @@ def participation_consent(*, participation: Participation, data: object) -> Part
 
 
 def participation_tutorial_done(*, participation: Participation) -> Participation:
+    """The rater has seen the tutorial: on to the qualification test (or, without one,
+    to rating). Nothing changes for a rater who withdrew (withdrawing is final), nor
+    while no session is left for them (the state says ``full``: a test would lead
+    nowhere, and passing it would end the study with a code for nothing rated)."""
+    if participation.withdrawn_at is not None:
+        return participation
     if participation.consent_at is None:
         raise PermissionDenied("consent comes before the tutorial")
+    if participation.tutorial_done_at is None and not sessions_left(participation):
+        return participation
     if participation.tutorial_done_at is None:
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:

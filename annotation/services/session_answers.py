@@ -81,6 +81,17 @@ def _open_assignment_locked(participation: Participation) -> Assignment | None:
     )
 
 
+def _refuse_on_break(assignment: Assignment, *, now=None) -> None:
+    """OnBreak while the rater's rest break runs: no answer, and no skip, is taken."""
+    now = now or timezone.now()
+    if assignment.break_until and assignment.break_until > now:
+        left = break_seconds_left(assignment)
+        raise OnBreak(
+            f"rest break: ratings are accepted again in {left} s",
+            extra={"break_seconds_left": left},
+        )
+
+
 def session_answer_submit(
     *, participation: Participation, envelope: Envelope, item: Item | None, values_of: ValuesOf
 ) -> tuple[bool, Assignment | None]:
@@ -111,12 +122,7 @@ def session_answer_submit(
         digest = values_digest(values.canonical())
         if assignment.state == Assignment.State.PAUSED:
             raise SessionPaused("your session was paused by the study's team")
-        if assignment.break_until and assignment.break_until > now:
-            left = break_seconds_left(assignment)
-            raise OnBreak(
-                f"rest break: ratings are accepted again in {left} s",
-                extra={"break_seconds_left": left},
-            )
+        _refuse_on_break(assignment, now=now)
         if assignment.order.index(item.pk) < assignment.position:
             raise Conflict(f"this {design.item_noun} was already answered")
         expected = assignment.order[assignment.position]
@@ -181,6 +187,7 @@ def session_item_skip(*, participation: Participation, item: Item, detail: str) 
             if PlaybackReport.objects.filter(assignment=assignment, item=item).exists():
                 return False
             raise NotFound(f"this {noun} is not part of your session")
+        _refuse_on_break(assignment)
         at = assignment.order.index(item.pk)
         if at < assignment.position:
             raise Conflict(f"this {noun} was already answered")

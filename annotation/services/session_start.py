@@ -57,8 +57,12 @@ def assignment_start_next(*, participation: Participation) -> Assignment | None:
     without one would be an empty (or golden-only) session, never completed.
     """
     with transaction.atomic():
-        # The participation before any assignment: the lock order of admin_actions.
-        Participation.objects.select_for_update().filter(pk=participation.pk).first()
+        # The participation before any assignment: the lock order of admin_actions. Read
+        # again under the lock: a withdrawal (or an exclusion) committed since the
+        # request read it starts no session.
+        locked = Participation.objects.select_for_update().filter(pk=participation.pk).first()
+        if locked is None or locked.is_excluded:
+            return None
         current = assignment_current(participation=participation)
         if current is not None:
             return current

@@ -41,7 +41,14 @@ from quality.stats.adaptive.group_sequential import GroupSequentialPlan
 from quality.stats.adaptive.stopping import StoppingRule, decide
 from quality.stats.adaptive.two_stage import TwoStagePlan
 from tests.annotation.design_fixtures import tiny_preference_study
-from tests.annotation.rater_fixtures import TinyStudy, answer, onboard, rater_client, tiny_study
+from tests.annotation.rater_fixtures import (
+    TinyStudy,
+    answer,
+    consent_and_tutorial,
+    onboard,
+    rater_client,
+    tiny_study,
+)
 from tests.factories import RaterFactory, UserFactory
 from tests.frontend_staff.test_admin import admin_form
 
@@ -445,16 +452,22 @@ def test_no_session_is_handed_out_once_all_its_videos_settled():
 
 
 def test_a_rater_whose_sessions_all_settled_is_told_they_are_done():
-    # given: every video settled before the rater qualified
+    # given: every video settled while the rater took the qualification test
     tiny = tiny_study()
     adaptive(tiny)
-    settle(*videos(tiny))
     client, _ = rater_client()
-    # when
-    onboard(client, tiny)
+    consent_and_tutorial(client, tiny)
+    settle(*videos(tiny))
+    # when: they pass it
+    for _ in range(2):
+        item = client.get(tiny.base + "next/").json()["item"]["id"]
+        assert client.post(tiny.base + "answers/", answer(item, 52.0), format="json").status_code
     # then: done, not waiting for a session that will never come
     assert client.get(tiny.base + "state/").json()["step"] == "done"
     assert client.get(tiny.base + "next/").json()["item"] is None
+    # and a rater arriving now is told at once, before any test
+    late, _ = rater_client()
+    assert late.get(tiny.base + "state/").json()["step"] == "full"
 
 
 def regular_of(session: Session) -> set[int]:

@@ -62,6 +62,24 @@ def test_the_finished_batch_of_a_rater_excluded_from_the_study_goes_to_another_r
     assert step_of_a_new_rater(tiny) == "full"
 
 
+def test_a_rater_whose_page_finished_the_tutorial_once_the_study_was_full_takes_no_test():
+    # given: a rater who consented while the only batch was free, then it was taken
+    tiny = tiny_questionnaire_study()
+    client, user = rater_client()
+    consent = {"accept": True, "viewport_width": 1280, "viewport_height": 800}
+    assert client.post(tiny.base + "consent/", consent, format="json").json()["step"] == "tutorial"
+    finished_batch(tiny)
+    # when: their page says the tutorial is done
+    state = client.post(tiny.base + "tutorial/done/").json()
+    # then: they are told the study is full, and no test starts (before: a test leading
+    # nowhere, and on passing it a completion code for nothing rated)
+    assert state["step"] == "full" and state["completion"] is None
+    participation = Participation.objects.get(rater__user=user)
+    assert participation.tutorial_done_at is None
+    assert participation.qualification_state == Participation.Qualification.NOT_STARTED
+    assert client.get(tiny.base + "next/").json()["item"] is None
+
+
 @pytest.mark.parametrize("keep", [False, True], ids=["dropped", "kept"])
 def test_a_batch_that_failed_its_golden_gate_frees_its_place_unless_the_study_keeps_them(keep):
     # given: a study that drops (or keeps) failed-gate sessions

@@ -553,9 +553,12 @@ def test_invalid_is_refused_where_the_question_does_not_offer_it(api_log):
 
 
 def test_another_rater_cannot_answer_into_a_batch_that_is_not_theirs(api_log):
-    # given: one rater per batch: alice has the only one, bob qualified after her
-    alice = questionnaire_rating()
+    # given: one rater per batch: alice has the only one, bob (who was through the
+    # tutorial before she took it) qualified after her
+    tiny = tiny_of("questionnaire", rest_every=0)
     client, user = rater_client()
+    consent_and_tutorial(client, tiny)
+    alice = questionnaire_rating(tiny)
     qualify(alice.tiny, client, Answerer("questionnaire"))
     before = stored()
     # when: bob answers alice's current video under a fresh id

@@ -242,3 +242,21 @@ def test_a_session_item_is_unknown_to_a_rater_in_the_test_or_before_it():
     assert own["step"] == "qualification"
     assert_alike(client, tiny, session_item)
     assert report(client, tiny, own["item"]["id"]).status_code == 201
+
+
+def test_no_video_is_skipped_during_a_rest_break():
+    # given: a rater whose third answer started a rest break
+    tiny = tiny_study(rest_every=3, rest_seconds=60)
+    client, user = rater_client()
+    onboard(client, tiny)
+    for _ in range(3):
+        item = current(client, tiny)["item"]["id"]
+        assert client.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    assignment = Assignment.objects.get(rater__user=user)
+    upcoming = Item.objects.get(pk=assignment.order[assignment.position])
+    # when: a skip of the item after the break (never shown: the page shows the break)
+    refused = report(client, tiny, str(upcoming.public_id))
+    # then: refused as an answer to it is, and the session keeps it
+    assert refused.status_code == 423 and refused.json()["error"] == "on_break"
+    assignment.refresh_from_db()
+    assert upcoming.pk in assignment.order and not PlaybackReport.objects.exists()

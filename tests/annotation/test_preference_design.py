@@ -336,7 +336,7 @@ def test_listed_pairs_may_name_conditions_with_spaces_and_precede_the_videos():
 def test_a_raters_test_is_built_although_the_pairs_are_wrong(caplog):
     # given: a study whose listed pairs name a condition no video has
     tiny = tiny_preference_study()
-    Item.objects.filter(study=tiny.study).delete()
+    Item.objects.filter(study=tiny.study, role=Item.Role.QUALIFICATION).delete()
     PreferenceSettings.objects.filter(study=tiny.study).update(condition_pairs="model-a, zzz")
     client, _ = rater_client()
     consent_and_tutorial(client, tiny)

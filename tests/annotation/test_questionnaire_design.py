@@ -41,7 +41,7 @@ from tests.annotation.design_fixtures import (
     Answerer,
     tiny_questionnaire_study,
 )
-from tests.annotation.rater_fixtures import rater_client
+from tests.annotation.rater_fixtures import consent_and_tutorial, rater_client
 from tests.annotation.test_journey import take_test_and_session
 from tests.annotation.test_study_import import write_manifest
 
@@ -322,11 +322,13 @@ def verdicts(audit: BatchAudit, wrong: int) -> dict:
 
 
 def test_a_session_is_handed_out_to_k_raters_only():
-    # given: one session, one rater per video
+    # given: one session, one rater per video, finished by a rater while a second one
+    # was at the tutorial
     tiny = tiny_questionnaire_study()
-    batch, _ = finished_batch(tiny)
-    # when: a second rater qualifies
     client, user = rater_client()
+    consent_and_tutorial(client, tiny)
+    batch, _ = finished_batch(tiny)
+    # when: the second rater qualifies
     take_test_and_session(client, tiny, Answerer("questionnaire"), golden_right=True)
     # then: no session is left for them
     assert not Assignment.objects.filter(rater__user=user).exists()

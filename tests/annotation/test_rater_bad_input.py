@@ -237,20 +237,30 @@ def test_the_viewing_conditions_the_browser_does_not_know_are_stored_as_defaults
 
 @pytest.mark.parametrize(
     "body",
-    ['{"client_uuid": ', "not json at all", '{"scores": {"subject": NaN}}', "[Infinity]"],
+    [
+        '{"client_uuid": ',
+        "not json at all",
+        '{"scores": {"subject": NaN}}',
+        "[Infinity]",
+        "[" * 5000 + "]" * 5000,  # too deep for Python's decoder (before: a 500)
+        '{"a": ' * 5000 + "1" + "}" * 5000,
+    ],
+    ids=["cut", "text", "nan", "infinity", "deep-list", "deep-object"],
 )
-def test_a_body_that_is_not_strict_json_is_refused_in_the_documented_shape(body):
+@pytest.mark.parametrize("endpoint", ["answers/", "consent/", "withdraw/", "problems/"])
+def test_a_body_that_is_not_strict_json_is_refused_in_the_documented_shape(body, endpoint):
     tiny = tiny_study()
     client, _ = rater_client()
     onboard(client, tiny)
     # when
-    response = client.post(tiny.base + "answers/", body, content_type="application/json")
+    response = client.post(tiny.base + endpoint, body, content_type="application/json")
     # then
     assert response.status_code == 400
     assert set(response.json()) == {"error", "detail"}
     assert response.json()["error"] == "invalid"
     assert "JSON" in response.json()["detail"]
     assert not session_ratings().exists()
+    assert Participation.objects.get().withdrawn_at is None
 
 
 def test_the_sign_in_csrf_and_method_refusals_have_the_documented_shape():

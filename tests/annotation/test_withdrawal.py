@@ -134,6 +134,32 @@ def test_declining_the_consent_form_is_withdrawing_before_anything_was_answered(
     assert client.post(tiny.base + "consent/", consent, format="json").json()["step"] == (
         "withdrawn"
     )
+    # and a consent and a tutorial sent after it (a second tab) record nothing: the
+    # person who declined is not on record as having consented, nor starts the test
+    assert client.post(tiny.base + "tutorial/done/").json()["step"] == "withdrawn"
+    participation.refresh_from_db()
+    assert (participation.consent_at, participation.viewing_check) == (None, {})
+    assert participation.tutorial_done_at is None
+    assert participation.qualification_state == Participation.Qualification.NOT_STARTED
+
+
+def test_a_session_asked_for_as_the_rater_withdraws_is_not_started():
+    # given: a rater past the test, whose request for the next item read their
+    # participation before their withdrawal (in another request) committed
+    from annotation.services.session_start import assignment_start_next
+    from annotation.services.withdrawal import participation_withdraw
+
+    tiny = tiny_study()
+    client, user = rater_client()
+    onboard(client, tiny)
+    read_before = Participation.objects.get(rater__user=user)
+    participation_withdraw(
+        participation=Participation.objects.get(pk=read_before.pk), data=WITHDRAW
+    )
+    # when: that request goes on to start the rater's next session
+    started = assignment_start_next(participation=read_before)
+    # then: none is (before: an active session of a withdrawn rater, its videos served)
+    assert started is None and not Assignment.objects.filter(rater__user=user).exists()
 
 
 def test_a_rater_may_withdraw_while_the_study_is_paused_but_not_once_it_is_closed():
