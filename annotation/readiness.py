@@ -47,7 +47,8 @@ def _videos(study: Study) -> list[Problem]:
             Problem(
                 "videos_failed",
                 f"{counts['failed']} video(s) failed to transcode and are never served: "
-                "replace them (Processing jobs say why)",
+                "Processing jobs say why (a damaged file, a keyframe outside its video); "
+                "delete each and upload or import it again, mended",
             )
         )
     if counts["processing"]:

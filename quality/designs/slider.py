@@ -39,7 +39,8 @@ def execute(*, run) -> Computed:
     through run_analysis; the line clickers it finds join the exclusions."""
     study = run.study
     exclusions = study_exclusions(study=study)
-    ratings = ratings_frame(study=study, through=run_through(run))
+    through = run_through(run)
+    ratings = ratings_frame(study=study, through=through)
     if ratings.empty:
         raise ValueError("the study has no ratings yet")
     rules = ExclusionIndex(exclusions).rules(ratings["rater_id"], ratings["session_id"])
@@ -58,7 +59,7 @@ def execute(*, run) -> Computed:
     }
     summary["selection"] = selection_summary(study=study, exclusions=exclusions)
     summary["metric_agreement"] = metric_agreement_for(study, result.mos, summary["all_combined"])
-    intervals = adaptive_intervals(study=study, exclusions=exclusions)
+    intervals = adaptive_intervals(study=study, exclusions=exclusions, through=through)
     if intervals is not None:  # the study collects adaptively
         summary["adaptive"] = intervals
     return Computed(

@@ -13,12 +13,15 @@ target and those the live review settled (annotation.services.adaptive).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 
-from annotation.models import Item, Rating, SettledStimulus, Study
+from annotation.models import SettledStimulus, Study
 from annotation.models.session import pseudonym_for
 from annotation.services.adaptive import adaptive_settings_of, collection_plan
 from annotation.services.adaptive_ratings import replay_videos, scores_by_video
+from quality.selectors import received_by, session_ratings
 from quality.stats.adaptive.stopping import StoppingRule
 from quality.stats.exclusions import Exclusion, ExclusionIndex
 
@@ -26,15 +29,14 @@ NEVER = 10**9  # a rule that never stops: the intervals on every counted rating
 WIDEST_LISTED = 10
 
 
-def counted_scores(*, study: Study, exclusions: list[Exclusion]) -> dict[int, np.ndarray]:
-    """Video id -> its counted scores in arrival order (scores_by_video); a rating counts
-    unless an exclusion of the run takes its rater or session out."""
+def counted_scores(
+    *, study: Study, exclusions: list[Exclusion], through: datetime | None
+) -> dict[int, np.ndarray]:
+    """Video id -> its counted scores in arrival order (scores_by_video): those received
+    by ``through`` (the run's start, ``received_by``), unless an exclusion of the run
+    takes their rater or session out."""
     rows = (
-        Rating.objects.filter(
-            dimension__study=study,
-            answer__item__role=Item.Role.STIMULUS,
-            answer__assignment__isnull=False,
-        )
+        session_ratings(study=study, through=through)
         .order_by("answer_id")
         .values_list(
             "answer__assignment__rater_id",
@@ -57,11 +59,14 @@ def counted_scores(*, study: Study, exclusions: list[Exclusion]) -> dict[int, np
     return scores_by_video(study=study, rows=counted)
 
 
-def adaptive_intervals(*, study: Study, exclusions: list[Exclusion]) -> dict | None:
-    """The run's ``adaptive`` summary (module docstring); None when the study does not
-    collect adaptively. ``rows``: [video_id, dimension, n, mean, low, high] per video and
-    dimension; ``widest``: the videos furthest from the target, each by its widest
-    dimension."""
+def adaptive_intervals(
+    *, study: Study, exclusions: list[Exclusion], through: datetime | None = None
+) -> dict | None:
+    """The run's ``adaptive`` summary (module docstring) on the ratings received by
+    ``through`` (the run's start; all when None), and the videos settled by then; None
+    when the study does not collect adaptively. ``rows``: [video_id, dimension, n, mean,
+    low, high] per video and dimension; ``widest``: the videos furthest from the target,
+    each by its widest dimension."""
     settings = adaptive_settings_of(study=study)
     if settings is None:
         return None
@@ -70,11 +75,12 @@ def adaptive_intervals(*, study: Study, exclusions: list[Exclusion]) -> dict | N
         plan=collection_plan(settings=settings, study=study),
         rule=StoppingRule(target_half_width=1e-9, min_ratings=NEVER, max_ratings=NEVER),
         keys=keys,
-        scores=counted_scores(study=study, exclusions=exclusions),
+        scores=counted_scores(study=study, exclusions=exclusions, through=through),
     )
-    settled = set(
-        SettledStimulus.objects.filter(stimulus__study=study).values_list("stimulus_id", flat=True)
+    settled_rows = received_by(
+        SettledStimulus.objects.filter(stimulus__study=study), through, field="settled_at"
     )
+    settled = set(settled_rows.values_list("stimulus_id", flat=True))
     rows, widest = [], []
     within = 0
     for state in states:

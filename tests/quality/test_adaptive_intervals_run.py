@@ -60,3 +60,30 @@ def test_a_study_without_adaptive_collection_has_no_intervals():
     tiny = tiny_study()
     rated(tiny.study, {videos(tiny)[0]: [50.0, 60.0]})
     assert "adaptive" not in run_now(tiny.study).summary
+
+
+def test_the_intervals_count_only_what_arrived_by_the_run_s_start():
+    # given: two videos rated twice; then one more rating of the first, and a settling
+    # of the second, both arriving after the run started (the run reads what it had)
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Answer, SettledStimulus
+
+    tiny = tiny_study()
+    adaptive(tiny, plan="two_stage", min_ratings=2, target_half_width=30.0)
+    first, second = videos(tiny)[:2]
+    rated(tiny.study, {first: [40.0, 60.0], second: [50.0, 52.0]})
+    rated(tiny.study, {first: [90.0]})
+    later = timezone.now() + timedelta(hours=1)
+    last = Answer.objects.filter(item__members__stimulus=first).order_by("-pk").first()
+    Answer.objects.filter(pk=last.pk).update(received_at=later)
+    adaptive_review(study=tiny.study)
+    SettledStimulus.objects.update(settled_at=later)
+    # when
+    found = run_now(tiny.study).summary["adaptive"]
+    # then: the first video's intervals are on its two ratings received by then, and
+    # nothing had settled yet (before: three ratings, and every video settled since)
+    assert {row[2] for row in found["rows"] if row[0] == first.pk} == {2}
+    assert found["settled"] == 0 and SettledStimulus.objects.exists()
