@@ -23,7 +23,6 @@ from annotation.selectors import (
 from annotation.services.participation import (
     access_participation,
     participation_consent,
-    participation_tutorial_done,
 )
 from annotation.services.qualification import (
     qualification_seed,
@@ -34,6 +33,7 @@ from annotation.services.rater_flow import (
     answer_submit,
     playback_problem_report,
     progress_payload,
+    tutorial_done,
 )
 from annotation.services.session_start import assignment_start_next
 from annotation.services.withdrawal import participation_withdraw
@@ -120,7 +120,7 @@ class TutorialView(RaterView):
 class TutorialDoneView(RaterView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request, slug: str):
-        participation = participation_tutorial_done(participation=self.participation(request, slug))
+        participation = tutorial_done(participation=self.participation(request, slug))
         return Response(state_payload(participation))
 
 

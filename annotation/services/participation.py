@@ -20,7 +20,6 @@ from annotation.errors import (
 )
 from annotation.models import Participation, Rater, Study
 from annotation.services.qualification import qualification_items, study_has_test
-from annotation.services.rater_flow import sessions_left
 
 logger = logging.getLogger(__name__)
 
@@ -217,15 +216,13 @@ def participation_consent(*, participation: Participation, data: object) -> Part
 
 def participation_tutorial_done(*, participation: Participation) -> Participation:
     """The rater has seen the tutorial: on to the qualification test (or, without one,
-    to rating). Nothing changes for a rater who withdrew (withdrawing is final), nor
-    while no session is left for them (the state says ``full``: a test would lead
-    nowhere, and passing it would end the study with a code for nothing rated)."""
+    to rating). Nothing changes for a rater who withdrew (withdrawing is final). The
+    rater's page comes through ``rater_flow.tutorial_done``, which also waits while no
+    session is left for them."""
     if participation.withdrawn_at is not None:
         return participation
     if participation.consent_at is None:
         raise PermissionDenied("consent comes before the tutorial")
-    if participation.tutorial_done_at is None and not sessions_left(participation):
-        return participation
     if participation.tutorial_done_at is None:
         participation.tutorial_done_at = timezone.now()
         if participation.qualification_state == Participation.Qualification.NOT_STARTED:

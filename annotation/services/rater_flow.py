@@ -32,6 +32,7 @@ from annotation.services.answers import (
     parse_uuid,
     values_checked_by_design,
 )
+from annotation.services.participation import participation_tutorial_done
 from annotation.services.qualification import (
     qualification_answer_submit,
     qualification_item_skip,
@@ -67,6 +68,16 @@ def sessions_left(participation: Participation) -> bool:
         return False
     # a session is filled from other sessions' open videos under adaptive collection
     return adaptive_settings_of(study=study) is None or adaptive_videos_left(participation)
+
+
+def tutorial_done(*, participation: Participation) -> Participation:
+    """The rater's page says the tutorial is done (``participation_tutorial_done``),
+    unless no session is left for them: then nothing changes and the state says
+    ``full`` (every place taken since their page loaded): a test would lead nowhere, and
+    passing it would end the study with a code for nothing rated."""
+    if participation.tutorial_done_at is None and not sessions_left(participation):
+        return participation
+    return participation_tutorial_done(participation=participation)
 
 
 _UNKNOWN = object()
