@@ -2,7 +2,8 @@
 made safe for spreadsheets, and writing DIR all at once.
 
 Files are written only after everything was computed, into a temporary folder beside
-DIR, then moved in (one rename when DIR is new, else one atomic replace per file), so a
+DIR, then moved in (one rename when DIR is new, made with the usual permissions, else one
+atomic replace per file, the earlier versions put back when one cannot be replaced), so a
 failed run leaves nothing partial in DIR; a file of the command's own that an earlier run
 wrote and this one does not (``analyze``'s ``subjective_NAME.csv``) is removed, so that DIR
 never mixes two runs. Text cells follow the web exports' rule
@@ -80,7 +81,7 @@ def _csv_field(text: str) -> str:
 _MAY_NEED_QUOTES = re.compile('[,"\n\r]')
 
 
-def _cells(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
+def _cells(column: pd.Series, *, formatted: bool = False) -> tuple[np.ndarray, pa.Array]:
     """The CSV text of every cell of ``column`` as ``DataFrame.to_csv`` writes it (text
     made ``spreadsheet_safe``; NaN and None empty), as (each cell's code, the distinct
     texts): each distinct value is formatted once.
@@ -102,7 +103,7 @@ def _cells(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
     if isinstance(column.dtype, pd.CategoricalDtype):
         return _category_cells(column)
     if pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
-        return _text_cells(column)
+        return _text_cells(column, formatted=formatted)
     texts = [_text_cell(v) for v in column.to_numpy(dtype=object).tolist()]
     return np.arange(len(texts)), _texts(texts)
 
@@ -119,16 +120,19 @@ def _category_cells(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
     return codes, pa.concat_arrays([texts, _texts([""])])
 
 
-def _text_cells(column: pd.Series) -> tuple[np.ndarray, pa.Array]:
+def _text_cells(column: pd.Series, *, formatted: bool = False) -> tuple[np.ndarray, pa.Array]:
     """``_cells`` of a text column, formatted by pyarrow: only the rare distinct texts
-    that start with a formula trigger or need CSV quoting go through ``_text_cell``."""
+    that start with a formula trigger or need CSV quoting go through ``_text_cell``.
+    ``formatted``: the texts are the caller's, numbers written as text and other text
+    already ``spreadsheet_safe``: only CSV quoting is added."""
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=False)
     texts = pc.fill_null(pa.array(uniques, from_pandas=True).cast(pa.large_string()), "")
     rare = pc.match_substring_regex(texts, _MAY_NEED_QUOTES.pattern)
-    for trigger in FORMULA_TRIGGERS:
+    for trigger in () if formatted else FORMULA_TRIGGERS:
         rare = pc.or_(rare, pc.starts_with(texts, trigger))
     if pc.any(rare).as_py():
-        fixed = [_text_cell(text) for text in texts.filter(rare).to_pylist()]
+        cell = _csv_field if formatted else _text_cell
+        fixed = [cell(text) for text in texts.filter(rare).to_pylist()]
         texts = pc.replace_with_mask(texts, rare, _texts(fixed))
     return codes, texts
 
@@ -139,17 +143,19 @@ def _text_cell(value) -> str:
     return _csv_field(spreadsheet_safe(value) if isinstance(value, str) else str(value))
 
 
-def csv_text(frame, columns: Sequence[str] | None = None) -> str:
+def csv_text(frame, columns: Sequence[str] | None = None, *, formatted: Sequence[str] = ()) -> str:
     """``frame`` (only ``columns``, if given) as CSV, text cells made safe for spreadsheets
     (``spreadsheet_safe``, the web exports' rule), numbers as they are, lines ended by
     ``LINE_END``: the text pandas' ``to_csv(index=False, lineterminator=LINE_END)`` writes
     after ``spreadsheet_safe`` on every text cell (the tests hold it to that), in a
-    fraction of its time (each distinct value formatted once, rows joined by pyarrow)."""
+    fraction of its time (each distinct value formatted once, rows joined by pyarrow).
+    The ``formatted`` columns hold the caller's text (numbers as text, a ``-3`` that must
+    stay a number, other text already made safe): only CSV quoting is added."""
     frame = frame if columns is None else frame[list(columns)]
     header = ",".join(_csv_field(str(name)) for name in frame.columns) + LINE_END
     if len(frame) == 0:
         return header
-    cells = [_cells(frame[name]) for name in frame.columns]
+    cells = [_cells(frame[name], formatted=name in formatted) for name in frame.columns]
     if len(cells) == 1:  # a lone empty field is written "" (else the row would be blank)
         codes, texts = cells[0]
         cells[0] = codes, pc.if_else(pc.equal(texts, ""), _texts(['""'])[0], texts)
@@ -183,16 +189,48 @@ def write_outputs(out: Path, files: dict[str, str], *, own: Sequence[str] = ()) 
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
         if not out.exists():
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(staging, 0o777 & ~umask)  # as mkdir makes it, not mkdtemp's 0700
             os.rename(staging, out)
             return
-        for name in files:
-            os.replace(staging / name, out / name)
+        _replace_all(staging, out, list(files))
         for pattern in own:
             for earlier in out.glob(pattern):
                 if earlier.name not in files and earlier.is_file():
                     earlier.unlink()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_all(staging: Path, out: Path, names: list[str]) -> None:
+    """Move the staged files into ``out``, each by an atomic replace; when one cannot be
+    (a folder in its place, a disk gone), the files replaced so far get their earlier
+    versions back, so that ``out`` never mixes two runs, and the error is raised."""
+    kept = staging / ".earlier"
+    kept.mkdir()
+    done: list[str] = []
+    try:
+        for name in names:
+            if (out / name).is_file():
+                _keep(out / name, kept / name)
+            os.replace(staging / name, out / name)
+            done.append(name)
+    except OSError:
+        for name in done:
+            if (kept / name).exists():
+                os.replace(kept / name, out / name)
+            else:
+                (out / name).unlink(missing_ok=True)
+        raise
+
+
+def _keep(path: Path, aside: Path) -> None:
+    """The earlier version of an output, kept aside: a hard link (no copy), else a copy."""
+    try:
+        os.link(path, aside)
+    except OSError:
+        shutil.copy2(path, aside)
 
 
 def out_problem(out: Path) -> str | None:

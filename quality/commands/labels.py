@@ -26,6 +26,7 @@ from quality.stats.labels import (
     analyse,
     read_answers_csv,
 )
+from quality.stats.ratings_csv import spreadsheet_safe
 
 NAME = "labels"
 HELP = "questionnaire labels (mean, majority level, kept tags) and alpha from an answers CSV"
@@ -69,12 +70,12 @@ def labels_csv(labels) -> str:
     ``csv_text`` formats each distinct value once."""
     frame = labels[list(LABEL_COLUMNS)].copy()
     frame["value"] = value_text(labels)
-    return csv_text(frame)
+    return csv_text(frame, formatted=("value",))
 
 
 def value_text(labels) -> np.ndarray:
     """The ``value`` column as the text pandas writes for it (a mean ``3.0``, a level
-    ``3``, kept tags as they are), None where there is no value.
+    ``3``, kept tags made ``spreadsheet_safe``), None where there is no value.
 
     Its cells are of mixed types (float means, int or float levels, tag text), which
     hashing cannot tell apart (a level 3 and a mean 3.0 are one key), so the means are
@@ -89,7 +90,9 @@ def value_text(labels) -> np.ndarray:
     distinct = uniques.view(np.float64)
     text[score] = np.where(np.isnan(distinct), None, distinct.astype(str))[codes]
     codes, uniques = pd.factorize(value[~score])  # None: code -1
-    names = [str(v) for v in uniques.tolist()] + [None]
+    # levels are numbers (a -3 stays one); kept tags are text, made spreadsheet-safe
+    names = [spreadsheet_safe(v) if isinstance(v, str) else str(v) for v in uniques.tolist()]
+    names.append(None)
     text[~score] = np.array(names, dtype=object)[codes]
     return text
 

@@ -102,6 +102,35 @@ def test_an_error_leaves_an_existing_output_folder_untouched(tmp_path):
     assert (out / "mos.csv").read_text() == "previous run"
 
 
+def test_a_file_that_cannot_be_replaced_leaves_the_earlier_run_whole(ratings_csv, tmp_path, capsys):
+    # given: an earlier run's folder whose summary.json became a folder
+    out = tmp_path / "out"
+    assert main(["analyze", str(ratings_csv), "--out", str(out)]) == 0
+    earlier = {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"}
+    (out / "summary.json").unlink()
+    (out / "summary.json").mkdir()
+    # when: a run on other ratings cannot replace it
+    other = tmp_path / "other.csv"
+    other.write_text(HEADER + "a,v1,d,10\nb,v1,d,90\na,v2,d,30\nb,v2,d,40\n")
+    assert main(["analyze", str(other), "--out", str(out)]) == 1
+    # then: the files it did replace have their earlier versions back (before: DIR
+    # mixed two runs), and the error says why
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == earlier
+    assert "cannot write" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")) == []
+
+
+def test_a_new_output_folder_gets_the_usual_permissions(ratings_csv, tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        assert main(["analyze", str(ratings_csv), "--out", str(tmp_path / "new")]) == 0
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o755  # before: mkdtemp's 0700
+
+
 def test_missing_input_file_exits_2(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")]) == 2
     assert "nope.csv" in capsys.readouterr().err

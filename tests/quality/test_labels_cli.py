@@ -179,6 +179,21 @@ def test_ids_stay_text_and_cells_a_spreadsheet_would_run_are_quoted(tmp_path):
     ]
 
 
+def test_negative_scores_and_levels_are_written_as_numbers(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text(
+        HEADER + "r0,v0,s,score,-2\nr1,v0,s,score,-3\nr2,v0,s,score,-4\n"
+        "r0,v0,o,ordinal,-3\nr1,v0,o,ordinal,-3\n"
+    )
+    out = tmp_path / "out"
+    assert main(["labels", str(path), "--out", str(out)]) == 0
+    # before: '-3.0 and '-3, text to a spreadsheet and to pandas
+    assert (out / "labels.csv").read_text().splitlines()[1:] == [
+        "v0,s,score,-3.0,3,ok,1.0",
+        "v0,o,ordinal,-3,2,ok,",
+    ]
+
+
 def test_python_dash_m_labels(answers_csv, tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "quality", "labels", str(answers_csv), "--out", str(tmp_path / "o")],
