@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from quality.commands import analyze, compare, labels, rank, sequence, verify
-from quality.commands.io import EXIT_BAD_INPUT, bad_input, out_problem
+from quality.commands.io import EXIT_BAD_INPUT, bad_input, input_problem, out_problem
 
 COMMANDS = (analyze, compare, rank, labels, verify, sequence)
 DESCRIPTION = "The statistics of every study design from CSV files, no database needed."
@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if problem := out_problem(args.out):  # every command writes DIR: checked before any work
+    # every command writes DIR: checked before any work
+    if problem := out_problem(args.out) or input_problem(args):
         return bad_input(problem)
     for command in COMMANDS:
         if args.command == command.NAME:

@@ -30,7 +30,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         help="long CSV: rater_id,video_id,dimension,score[,session_id] (a raw ratings.csv "
         "export as it is: rows with a rule in its excluded column are left out)",
     )
-    add_out(parser, writes="mos.csv, all_combined.csv, summary.json (and subjective_NAME.csv)")
+    add_out(parser, writes=("mos.csv", "all_combined.csv", "summary.json", "subjective_*.csv"))
     defaults = AnalysisSettings()
     parser.add_argument(
         "--draws",
@@ -108,7 +108,11 @@ def _check_settings(args: argparse.Namespace) -> AnalysisSettings:
 
 def subjective_model_csv(ratings, name: str) -> str:
     """One row per (video, dimension) with the model's quality score and its std (NaN,
-    an empty cell, where the model gives none), fitted on every rating read."""
+    an empty cell, where the model gives none), fitted on every rating read.
+
+    Raises ValueError where the fit gives a video no score (the MLE model on ratings
+    that are all equal, or on one video: its rater inconsistency is zero or cannot be
+    told from the content's), rather than writing an empty quality score."""
     import numpy as np
     import pandas as pd
 
@@ -122,6 +126,20 @@ def subjective_model_csv(ratings, name: str) -> str:
             scores=part["score"].to_numpy(float),
         )
         fit = fit_subjective_model(name=name, scores=matrix.scores)
+        if np.isnan(fit.quality_scores).any():
+            video = matrix.video_ids[int(np.argmax(np.isnan(fit.quality_scores)))]
+            why = (
+                ": every score is equal"
+                if part["score"].nunique() == 1
+                else ": it has one video only"
+                if len(matrix.video_ids) == 1
+                else ""
+            )
+            raise ValueError(
+                f"--subjective-model {name} gives no quality score for video {video!r}: "
+                f"the model cannot be fitted on dimension {dimension!r}{why}; leave the "
+                "model out, or use mos"
+            )
         std = fit.quality_scores_std
         frames.append(
             pd.DataFrame(

@@ -38,7 +38,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "judgments", type=Path, help="long CSV: rater_id,question,content_id,left,right,choice"
     )
-    add_out(parser, writes="scale.csv, pairs.csv, summary.json")
+    add_out(parser, writes=("scale.csv", "pairs.csv", "summary.json"))
     defaults = PreferenceSettings()
     parser.add_argument(
         "--model",

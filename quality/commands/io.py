@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import fnmatch
 import io
 import math
 import os
@@ -250,15 +251,42 @@ def out_problem(out: Path) -> str | None:
     return None
 
 
-def add_out(parser: argparse.ArgumentParser, *, writes: str) -> None:
-    """Every command's ``--out DIR``, naming the files it ``writes`` there."""
+def add_out(parser: argparse.ArgumentParser, *, writes: Sequence[str]) -> None:
+    """Every command's ``--out DIR``, naming the files it ``writes`` there (glob patterns
+    for the optional ones: ``subjective_*.csv``), which ``input_problem`` reads back."""
     parser.add_argument(
         "--out",
-        type=Path,
+        type=_folder,
         required=True,
         metavar="DIR",
-        help=f"output folder, created or updated: {writes}",
+        help=f"output folder, created or updated: {', '.join(writes)}",
     )
+    parser.set_defaults(writes=tuple(writes))
+
+
+def _folder(text: str) -> Path:
+    """``--out``'s value: an empty one is refused (``Path("")`` is the current folder,
+    which nobody asked for by leaving the name out)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a folder's name (--out . is the current folder)")
+    return Path(text)
+
+
+def input_problem(args: argparse.Namespace) -> str | None:
+    """Why the command would overwrite one of its own input files (``labels
+    DIR/labels.csv --out DIR``: the answers would be lost for the labels), checked before
+    any work; None when it would not."""
+    out = args.out.resolve()
+    for name, value in vars(args).items():
+        if name == "out" or not isinstance(value, Path):
+            continue
+        path = value.resolve()
+        if path.parent == out and any(fnmatch.fnmatchcase(path.name, p) for p in args.writes):
+            return (
+                f"--out {args.out} would replace the input {value} with this command's "
+                f"{path.name}: write into another folder"
+            )
+    return None
 
 
 def add_bootstrap(parser: argparse.ArgumentParser, *, replicates: int, seed: int, of: str) -> None:

@@ -36,7 +36,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "answers", type=Path, help="long CSV: rater_id,item_id,question,kind,answer"
     )
-    add_out(parser, writes="labels.csv, summary.json")
+    add_out(parser, writes=("labels.csv", "summary.json"))
     defaults = LabelSettings()
     parser.add_argument(
         "--keep-share",

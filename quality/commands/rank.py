@@ -43,7 +43,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "rankings", type=Path, help="CSV: rater_id,question,prompt_id,ranking (a>b=c>d)"
     )
-    add_out(parser, writes="consensus.csv, rank_distribution.csv, summary.json")
+    add_out(parser, writes=("consensus.csv", "rank_distribution.csv", "summary.json"))
     parser.add_argument(
         "--against",
         type=Path,

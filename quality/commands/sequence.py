@@ -51,7 +51,7 @@ MAX_GRID_SIZE = 100_001  # 1e-5 of the scale; a finer grid only costs time and m
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scores", type=Path, help="CSV: video_id,dimension,score in arrival order")
-    add_out(parser, writes="sequence.csv, summary.json")
+    add_out(parser, writes=("sequence.csv", "summary.json"))
     parser.add_argument("--alpha", type=float, default=0.05, help="1 - coverage (default 0.05)")
     parser.add_argument(
         "--low", type=float, default=0.0, help="lowest score of the scale (default 0)"

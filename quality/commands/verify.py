@@ -23,7 +23,7 @@ HELP = "labels kept by their verifiers (AVA: 2 of 3 say yes) from a verdicts CSV
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("verdicts", type=Path, help="long CSV: rater_id,item_id,label,verdict")
-    add_out(parser, writes="labels.csv, summary.json")
+    add_out(parser, writes=("labels.csv", "summary.json"))
     parser.add_argument(
         "--keep",
         type=int,

@@ -344,7 +344,7 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     if huge.any():
         row = int(np.argmax(huge))
         raise RatingsError(
-            f"{path}: line {line[row]}: score {frame['score'].iat[row]:g} is beyond "
+            f"{path}: line {line[row]}: score {float(frame['score'].iat[row])!r} is beyond "
             f"±{LARGEST_SCORE:g} (no rating scale is that wide)"
         )
     frame = _strip_spreadsheet_quotes(frame.reset_index(drop=True))

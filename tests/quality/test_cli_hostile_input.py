@@ -407,6 +407,8 @@ def test_scores_beyond_a_trillion_are_refused_naming_the_line(
     out = tmp_path / "out"
     err = assert_refused(run(command, path, out), capsys, out, "line 3: score")
     assert "is beyond ±1e+12 (no rating scale is that wide)" in err
+    # the score as written, or as the number read, not rounded ("score 1e+12 is beyond")
+    assert f"score {text!r} is" in err or f"score {float(text)!r} is" in err
 
 
 @pytest.mark.parametrize(("command", "column"), [("analyze", 3), ("labels", 4)])
@@ -466,6 +468,44 @@ def test_an_out_under_a_file_is_refused(tmp_path, capsys, command):
     err = capsys.readouterr().err
     assert code == 2 and f"{parent} is a file, not a folder" in err
     assert parent.read_text() == "mine"
+
+
+# the file each command writes that an input in DIR could be named as
+WRITTEN = {
+    "analyze": "subjective_mle.csv",
+    "compare": "pairs.csv",
+    "rank": "consensus.csv",
+    "labels": "labels.csv",
+    "verify": "summary.json",
+    "sequence": "sequence.csv",
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_input_in_out_named_as_an_output_is_refused_not_overwritten(tmp_path, capsys, command):
+    out = tmp_path / "out"
+    out.mkdir()
+    path = write(out, GOOD[command], WRITTEN[command])
+    before = outputs(out)
+    code = run(command, path, out)
+    assert_refused(code, capsys, out, "would replace the input", before=before)
+    # the same folder written another way (DIR/./) is the same folder
+    code = run(command, path, out / ".")
+    assert_refused(code, capsys, out, "would replace the input", before=before)
+    assert run(command, write(out, GOOD[command], "input.csv"), out) == 0
+    assert (out / "input.csv").read_text() == GOOD[command]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_empty_out_is_refused_not_taken_for_the_current_folder(
+    tmp_path, capsys, monkeypatch, command
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        run(command, write(tmp_path, GOOD[command]), "")
+    assert exit_.value.code == 2
+    assert "--out: needs a folder's name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")

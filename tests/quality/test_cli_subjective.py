@@ -96,3 +96,29 @@ def test_an_unknown_model_is_refused_before_the_analysis_runs(tmp_path, capsys, 
     # then
     assert code == 2
     assert "unknown subjective model 'p931'; known: mos, zscore_mos" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "rows, why",
+    [
+        ([("r1", "v1", 50), ("r2", "v1", 50), ("r1", "v2", 50), ("r2", "v2", 50)], "equal"),
+        ([("r1", "v1", 50), ("r2", "v1", 60), ("r3", "v1", 40)], "one video only"),
+    ],
+)
+def test_a_model_that_cannot_be_fitted_is_refused_not_written_empty(tmp_path, capsys, rows, why):
+    # given: ratings the MLE model gives no quality score for (its fit is NaN)
+    path = tmp_path / "in.csv"
+    path.write_text(
+        "rater_id,video_id,dimension,score\n" + "".join(f"{r},{v},d,{s}\n" for r, v, s in rows)
+    )
+    out = tmp_path / "o"
+    args = ["analyze", str(path), "--out", str(out), "--draws", "2", "--subjective-model"]
+    # then: refused, saying which model and dimension, and nothing written
+    assert main([*args, "mle"]) == 2
+    err = capsys.readouterr().err
+    assert "--subjective-model mle gives no quality score for video 'v1'" in err
+    assert "dimension 'd'" in err and why in err
+    assert not out.exists()
+    # and the models that can be fitted there still run
+    assert main([*args, "mos"]) == 0
+    assert "50" in (out / "subjective_mos.csv").read_text()

@@ -4,6 +4,7 @@ output."""
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -153,3 +154,22 @@ def test_no_screen_keeps_a_left_clicker(tmp_path):
     assert main(args) == 0
     kept = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert kept["exclusions"] == [] and kept["settings"]["screen"] is False
+
+
+@pytest.mark.parametrize("model", ["davidson", "rao-kupper"])
+def test_judgments_that_are_all_ties_give_an_undefined_tie_parameter_quietly(
+    tmp_path, capsys, model
+):
+    # given: every judgment a tie, so the tie parameter's estimate is infinite
+    path = tmp_path / "ties.csv"
+    path.write_text(HEADER + "r1,q,c,x,y,equal\nr2,q,c,y,x,equal\nr1,q,c2,x,z,equal\n")
+    out = tmp_path / "o"
+    # when
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarning reached stderr
+        code = main(["compare", str(path), "--out", str(out), "--model", model, "--bootstrap", "5"])
+    # then: the tie parameter and its interval are null, and nothing else is said
+    assert code == 0
+    assert capsys.readouterr().err == ""
+    tie = json.loads((out / "summary.json").read_text())["tie_parameter"]["q"]
+    assert tie["value"] is None and tie["ci95_low"] is None and tie["ci95_high"] is None

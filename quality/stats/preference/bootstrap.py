@@ -56,5 +56,8 @@ def _quantiles(values, *, confidence, method):
     # Rounded so that 0.95 gives exactly 0.025 (not 0.025000000000000022): with
     # inverted-CDF percentiles and B * tail whole, the last bit picks the order statistic.
     tail = round((1.0 - confidence) / 2, 12)
-    low, high = np.quantile(kept, [tail, 1.0 - tail], axis=0, method=method)
+    # An infinite replicate (the tie parameter where every judgment is a tie) leaves the
+    # interpolated bound undefined: NaN, quietly (null in the JSON, as the estimate is).
+    with np.errstate(invalid="ignore"):
+        low, high = np.quantile(kept, [tail, 1.0 - tail], axis=0, method=method)
     return low, high
