@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from annotation.designs import compared_tutorial
 from annotation.designs.base import (
+    ContentVideo,
     Design,
     Gate,
     QualificationScore,
@@ -45,6 +46,7 @@ from annotation.models import (
     SessionItem,
     Stimulus,
 )
+from quality.stats.ranking.rankings import BETTER, POOLED, TIED
 
 logger = logging.getLogger(__name__)
 
@@ -275,6 +277,27 @@ def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys)
         raise ValueError(f"a {role} row of a ranking study needs: {', '.join(missing)}")
 
 
+def check_contents(videos: list[ContentVideo], *, whole: bool = True) -> list[tuple[int, str]]:
+    """``content_errors``, and the names a ranking cannot be written with (the rankings
+    export and ``python -m quality rank`` read ``a>b=c``): a condition holding ``>`` or
+    ``=`` (``m=1`` would come back as two tied conditions), a content ``*`` (the pooled
+    ranking's prompt_id). Videos stored before (line None) were checked then."""
+    errors = []
+    for video in videos:
+        if video.line is None:
+            continue
+        for mark, use in ((BETTER, "between places"), (TIED, "within a tie")):
+            if mark in video.condition:
+                errors.append((video.line, f"condition {video.condition!r} holds {mark!r}, "
+                               f"which a ranking writes {use} (a>b=c): rename it"))  # fmt: skip
+        if video.content == POOLED:
+            errors.append((video.line, f"content {POOLED!r} is the name of the pooled "
+                           "ranking in the results: rename it"))  # fmt: skip
+    return errors + content_errors(
+        videos, at_most=MAX_VIDEOS, noun="item", whole=whole, ends=compared_tutorial.ENDS
+    )
+
+
 def state_payload(*, study) -> dict:
     return {
         "questions": [
@@ -301,9 +324,7 @@ RANKING = Design(
     values_noun="ranking",
     golden_label="Golden orders right",
     check_manifest_row=check_manifest_row,
-    check_contents=functools.partial(
-        content_errors, at_most=MAX_VIDEOS, noun="item", ends=compared_tutorial.ENDS
-    ),
+    check_contents=check_contents,
     default_dimensions=VGA_CRITERIA,
     manifest_columns=compared_tutorial.MANIFEST_COLUMNS,
     check_manifest_extra=compared_tutorial.check_manifest_extra,

@@ -177,3 +177,31 @@ def test_an_import_refuses_a_model_twice_for_one_prompt(tmp_path):
     # then: its ranking would name the model twice; the golden prompt is fine
     assert refused.value.errors == [(5, "stimulus content 'p1' has 'mA' twice (also line 2)")]
     assert not Stimulus.objects.filter(study=study).exists()
+
+
+def test_an_import_refuses_names_a_ranking_cannot_be_written_with(tmp_path):
+    from annotation.errors import ImportFailed
+    from annotation.models import Stimulus
+    from annotation.services.study_import import study_import_manifest
+    from tests.annotation.test_preference_design import write_manifest
+    from tests.factories import make_study
+
+    # given: conditions holding the rankings' separators, and a prompt named as the pooled
+    # ranking (before, imported: 'm=1' came back from the run as two tied conditions)
+    study = make_study(design="ranking")
+    manifest = write_manifest(
+        tmp_path,
+        ["v0.mp4,stimulus,m=1,p1,", "v1.mp4,stimulus,a>b,p1,", "v2.mp4,stimulus,mC,p1,",
+         "v3.mp4,stimulus,mA,*,", "v4.mp4,stimulus,mB,*,"],
+    )  # fmt: skip
+    # when
+    with pytest.raises(ImportFailed) as refused:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: each named by its line, and nothing imported
+    assert refused.value.errors == [
+        (2, "condition 'm=1' holds '=', which a ranking writes within a tie (a>b=c): rename it"),
+        (3, "condition 'a>b' holds '>', which a ranking writes between places (a>b=c): rename it"),
+        (5, "content '*' is the name of the pooled ranking in the results: rename it"),
+        (6, "content '*' is the name of the pooled ranking in the results: rename it"),
+    ]
+    assert not Stimulus.objects.filter(study=study).exists()

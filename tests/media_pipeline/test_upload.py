@@ -216,3 +216,14 @@ def test_the_same_file_uploaded_at_the_same_moment_is_a_conflict_that_leaves_no_
     assert Stimulus.objects.count() == 1
     stored = [p for p in (Path(settings.MEDIA_ROOT) / "sources").rglob("*") if p.is_file()]
     assert stored == [Path(Stimulus.objects.get().source_file.path)]
+
+
+def test_an_upload_to_a_ranking_study_refuses_a_condition_holding_a_separator(clips):
+    study = make_study(design="ranking")
+    client, video = admin_client(), Path(clips["square.mp4"]).read_bytes()
+    response = upload(client, study, "a.mp4", video, condition="m=1", content="p1")
+    assert response.status_code == 400
+    assert "condition 'm=1' holds '='" in response.json()["detail"]
+    assert not Stimulus.objects.filter(study=study).exists()
+    ok = upload(client, study, "a.mp4", video, condition="m1", content="p1")
+    assert ok.status_code == 201, ok.json()
