@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -76,7 +77,9 @@ class _Echo:
 
 
 def _cell(value):
-    if value is None:
+    # None, and NaN (a stored summary's null read into a float column): undefined, an
+    # empty cell as the command line writes it, never the text "nan"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return spreadsheet_safe(value) if isinstance(value, str) else value
 

@@ -50,6 +50,12 @@ def test_text_cells_are_quoted_and_numbers_are_left_alone():
     assert pd.read_csv(io.StringIO(text))["f"].tolist() == [-1.5]  # a number, for pandas
 
 
+def test_an_undefined_number_is_an_empty_cell_not_nan():
+    # NaN: a stored summary's null read back into a float column of a DataFrame
+    text = "".join(export.csv_lines(["a", "b", "c"], [[float("nan"), np.float64("nan"), 0.5]]))
+    assert text == "a,b,c\r\n,,0.5\r\n"
+
+
 def test_formula_text_in_the_exports_is_quoted(django_capture_on_commit_callbacks):
     # given: a stimulus whose texts are formulas, and an admin's reason that is one
     study, videos = rated_study(stimuli=8)

@@ -1,6 +1,7 @@
 """Analysis runs of a preference study: the scale, pairs and raters it stores, the
 exclusions it applies, and exports that `python -m quality compare` reproduces."""
 
+import csv
 import io
 import json
 
@@ -157,3 +158,34 @@ def test_judgments_received_after_a_run_started_are_neither_in_it_nor_in_its_exp
     every = judgments_frame(study=study)
     theirs = (every["rater_id"] == later[0]) & (every["session_id"] == later[1])
     assert theirs.any() and run.ratings_count == len(every) - theirs.sum()
+
+
+def test_an_undefined_win_rate_is_an_empty_cell_in_the_pairs_export():
+    # given: one more study, whose b-c pair is only ever judged a tie (its win rate and
+    # interval are undefined)
+    ties = make_study(design="preference", golden_per_session=0, state="running")
+    for content in range(4):
+        for condition in CONDITIONS:
+            StimulusFactory(study=ties, condition=condition, content=f"c{content}")
+    study_build_sessions(study=ties)
+    (session,) = Session.objects.filter(study=ties)
+
+    def choose(left, right):
+        if {left.condition, right.condition} == {"model-b", "model-c"}:
+            return "equal"
+        return "left" if STRENGTH[left.condition] > STRENGTH[right.condition] else "right"
+
+    for _ in range(3):
+        judged_session(rater=None, session=session, choose=choose)
+    run_now(ties)
+    # when
+    exported = body(researcher().get(f"/api/studies/{ties.slug}/exports/pairs.csv"))
+    # then: empty cells, as the CLI writes them, not "nan" (which R and spreadsheets read
+    # as text)
+    assert "nan" not in exported.lower()
+    rows = list(csv.DictReader(io.StringIO(exported, newline="")))
+    (tied,) = [
+        row for row in rows if {row["condition_a"], row["condition_b"]} == {"model-b", "model-c"}
+    ]
+    assert tied["wins_a"] == tied["wins_b"] == "0" and int(tied["ties"]) > 0
+    assert tied["win_rate_a"] == tied["ci95_low"] == tied["ci95_high"] == ""
