@@ -9,6 +9,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -158,11 +159,20 @@ class ExcludeRaterView(APIView):
         return Response({"id": assignment.pk, "excluded": True})
 
 
+class RequiredBooleanField(serializers.BooleanField):
+    """A boolean that must be given, in JSON and in form data alike (DRF's BooleanField
+    takes a checkbox left out of an HTML form for False)."""
+
+    default_empty_html = empty
+
+
 class PaymentDecisionView(APIView):
     permission_classes = [IsStudyAdmin]
 
     class PaymentDecisionSerializer(serializers.Serializer):
-        approve = serializers.BooleanField()
+        # required in a form body too: DRF reads a boolean missing from form data as
+        # False, so "note=ok" (or a misspelt "aprove") rejected the payment, for good
+        approve = RequiredBooleanField()
         note = serializers.CharField(max_length=2000, required=False, allow_blank=True)
 
     @extend_schema(request=PaymentDecisionSerializer, responses=OpenApiTypes.OBJECT)

@@ -298,6 +298,24 @@ def test_approve_a_payment_once():
     assert Payment.objects.get().status == "approved"
 
 
+@pytest.mark.parametrize("fmt", ["multipart", "json"])
+@pytest.mark.parametrize("body", [{"note": "looks fine"}, {"aprove": "true"}])
+def test_a_decision_without_approve_is_refused_in_a_form_body_too(fmt, body):
+    # given: a pending payment (before, a form body without approve rejected it, for good)
+    tiny = tiny_study(rest_every=0)
+    _, assignment = started(tiny, answers=8)
+    payment = Payment.objects.get(assignment=assignment)
+    admin = client_for("admin")
+    # when
+    response = admin.post(f"/api/payments/{payment.pk}/decision/", body, format=fmt)
+    # then: a 400 naming approve, and the payment still pending, to be decided
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"approve": ["This field is required."]}
+    assert Payment.objects.get().status == "pending"
+    decided = admin.post(f"/api/payments/{payment.pk}/decision/", {"approve": "true"})
+    assert decided.json() == {"id": payment.pk, "status": "approved"}
+
+
 STAFF_ENDPOINTS = [
     ("get", "/api/studies/", {"anonymous": 403, "rater": 403, "researcher": 200, "admin": 200}),
     (
