@@ -87,6 +87,10 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
             "its payment is rejected and its videos went to other raters, so it cannot be "
             "reopened here"
         )
+    # A session excluded after it was finished is finished again: its ratings count.
+    finished = assignment.finished_at is not None and assignment.position >= len(assignment.order)
+    if not finished:
+        _refuse_a_second_open_session(assignment, by=by)
     if participation is not None and participation.is_excluded:
         logger.info(
             "admin %s lifted the exclusion of rater %s from study %s (it was: %s) "
@@ -105,8 +109,6 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
         participation.save(
             update_fields=["is_excluded", "excluded_reason", "excluded_by", "excluded_at"]
         )
-    # A session excluded after it was finished is finished again: its ratings count.
-    finished = assignment.finished_at is not None and assignment.position >= len(assignment.order)
     assignment.state = Assignment.State.FINISHED if finished else Assignment.State.ACTIVE
     assignment.admin_note = reason
     assignment.excluded_by = None
@@ -114,6 +116,35 @@ def assignment_reopen(*, assignment: Assignment, reason: str, by) -> Assignment:
     assignment.save(update_fields=["state", "admin_note", "excluded_by", "excluded_at"])
     logger.info("admin %s reopened assignment %s: %s", by.pk, assignment.pk, reason)
     return assignment
+
+
+def _refuse_a_second_open_session(assignment: Assignment, *, by) -> None:
+    """Conflict when the rater has another session open (active or paused) in the study:
+    a rater works on one session at a time (``assignment_current``), so reopening this
+    one beside it would switch them back to it mid-session, the answer their page holds
+    refused."""
+    other = (
+        Assignment.objects.filter(
+            rater_id=assignment.rater_id,
+            session__study_id=assignment.session.study_id,
+            state__in=[Assignment.State.ACTIVE, Assignment.State.PAUSED],
+        )
+        .exclude(pk=assignment.pk)
+        .first()
+    )
+    if other is not None:
+        logger.warning(
+            "admin %s tried to reopen assignment %s while the rater's assignment %s is %s",
+            by.pk,
+            assignment.pk,
+            other.pk,
+            other.state,
+        )
+        raise Conflict(
+            f"the rater has moved on to session {other.session_id}, which is {other.state}: "
+            "a rater works on one session at a time, so reopen this one once that one is "
+            "finished (or exclude that one first)"
+        )
 
 
 @transaction.atomic

@@ -162,6 +162,27 @@ def test_reopening_an_excluded_assignment_lifts_the_exclusion(caplog):
     assert "lifted the exclusion" in caplog.text and "line clicking" in caplog.text
 
 
+def test_an_excluded_session_is_not_reopened_beside_the_one_the_rater_moved_on_to(caplog):
+    # given: a session excluded, and the rater on to their next one, an item on their page
+    tiny = tiny_study(stimuli=12, rest_every=0)
+    rater, first = started(tiny, answers=2)
+    admin = client_for("admin")
+    admin.post(f"/api/assignments/{first.pk}/exclude/", {"reason": "odd"}, format="json")
+    item = rater.get(tiny.base + "next/").json()["item"]["id"]
+    assert rater.post(tiny.base + "answers/", answer(item), format="json").status_code == 201
+    held = rater.get(tiny.base + "next/").json()["item"]["id"]
+    # when: the admin reopens the excluded one
+    response = admin.post(f"/api/assignments/{first.pk}/reopen/", {"reason": "mistake"})
+    # then: refused (before, two sessions were active, and the rater was switched back
+    # to the first mid-session, the held answer refused); the rater goes on
+    assert response.status_code == 409
+    assert "moved on to session" in response.json()["detail"]
+    assert Assignment.objects.get(pk=first.pk).state == "excluded"
+    assert Assignment.objects.filter(state="active").count() == 1
+    assert rater.post(tiny.base + "answers/", answer(held), format="json").status_code == 201
+    assert "tried to reopen" in caplog.text
+
+
 def locked_tables(queries: CaptureQueriesContext) -> list[str]:
     """The tables whose rows the queries lock (SELECT ... FOR UPDATE, UPDATE), each named
     once, in the order of their first lock."""
