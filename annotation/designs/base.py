@@ -233,7 +233,8 @@ class Design:
     # items are cut into sessions; None: shuffled (seeded) and cut into session_size.
     session_chunks: Callable[..., list[list[int]]] | None = None
     # check_manifest_row(role, labels, expert, dimension_keys): refuses (ValueError, its message the
-    # reason) an import row this design cannot use; None: any row.
+    # reason) an import row, or an upload, this design cannot use (expert None: an upload,
+    # whose experts' scores are added afterwards, in the admin); the default: any row.
     check_manifest_row: Callable[..., None] = lambda **row: None
     # check_contents(videos: [ContentVideo], whole=True) -> [(line, reason)]: what makes
     # the manifest's contents unusable, with the videos the study has (content_errors);

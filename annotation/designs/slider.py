@@ -186,8 +186,9 @@ def golden_gate(*, study, assignment) -> Gate:
 
 
 def check_manifest_row(*, role: str, labels: dict, expert: dict, dimension_keys) -> None:
-    """Golden and qualification videos carry the experts' scores of every dimension."""
-    if role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
+    """Golden and qualification videos carry the experts' scores of every dimension (an
+    upload's, ``expert`` None, are added afterwards on its admin page)."""
+    if expert is not None and role in (Stimulus.Role.GOLDEN, Stimulus.Role.QUALIFICATION):
         missing = [key for key in dimension_keys if key not in expert]
         if missing:
             raise ValueError(f"a {role} row needs expert scores for: {', '.join(missing)}")

@@ -40,9 +40,18 @@ def _local_copy(upload: UploadedFile) -> tuple[Path, str, bool]:
 
 
 def _check_content(study: Study, role: str, labels: dict[str, str]) -> None:
-    """An upload may not contradict its content's videos (as an import may not): a
+    """An upload names what its design needs (as a manifest row does: a compared video
+    its condition and content; a slider study's experts' scores are added afterwards, in
+    the admin) and may not contradict its content's videos (as an import may not): a
     condition the content has, a second best or worst; the rest may come later."""
-    check_contents = design_of(study).check_contents
+    design = design_of(study)
+    named = {key: str(labels.get(key) or "").strip() for key in LABEL_COLUMNS}
+    named["expected"] = named["expected"].lower()
+    try:
+        design.check_manifest_row(role=role, labels=named, expert=None, dimension_keys=())
+    except ValueError as exc:
+        raise ValidationFailed(str(exc).replace(" row ", " video ", 1)) from None
+    check_contents = design.check_contents
     if check_contents is None:
         return
     mine = ContentVideo(
@@ -95,18 +104,25 @@ def stimulus_upload(
             role=role,
             checksum=checksum,
             original_name=upload.name[:255],
-            **{k: str(v)[:500] for k, v in (labels or {}).items() if k in LABEL_COLUMNS},
+            **{k: str(v) for k, v in (labels or {}).items() if k in LABEL_COLUMNS},
         )
         upload.seek(0)
         stimulus.source_file.save(f"upload.{plain_suffix(upload.name)}", upload, save=False)
         try:
             with transaction.atomic():
+                # checked again under the study's lock: two uploads of one content at the
+                # same moment (one condition twice) cannot both pass
+                Study.objects.select_for_update().filter(pk=study.pk).first()
+                _check_content(study, role, labels or {})
                 stimulus.save()
                 transaction.on_commit(lambda: stimuli_enqueue_processing([stimulus.pk]))
         except IntegrityError:
             # the same file uploaded at the same moment: the other request stored it
             stimulus.source_file.delete(save=False)
             raise Conflict(f"{upload.name} is already in this study") from None
+        except ValidationFailed:
+            stimulus.source_file.delete(save=False)
+            raise
     finally:
         if ours:
             path.unlink(missing_ok=True)

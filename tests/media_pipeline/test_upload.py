@@ -1,3 +1,4 @@
+import threading
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,74 @@ def test_an_upload_to_a_ranking_study_refuses_a_condition_holding_a_separator(cl
     assert not Stimulus.objects.filter(study=study).exists()
     ok = upload(client, study, "a.mp4", video, condition="m1", content="p1")
     assert ok.status_code == 201, ok.json()
+
+
+def test_an_uploads_long_prompt_is_kept_whole(clips):
+    # before, an upload cut every label to 500 characters and still answered 201
+    study = make_study()
+    prompt = "a slow pan over a harbour at dusk, " * 30 + "and a gull"
+    response = upload(admin_client(), study, "a.mp4", Path(clips["square.mp4"]).read_bytes(),
+                      prompt=prompt)  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert Stimulus.objects.get().prompt == prompt
+
+
+@pytest.mark.parametrize(
+    ("design", "fields", "message"),
+    [
+        ("preference", {}, "a stimulus video of a preference study needs: condition, content"),
+        ("preference", {"role": "golden", "content": "g1"}, "needs: expected"),
+        ("ranking", {"condition": "m1"}, "a stimulus video of a ranking study needs: content"),
+    ],
+)
+def test_an_upload_names_what_its_design_needs_as_a_manifest_row_does(
+    clips, design, fields, message
+):
+    # before, accepted: a video that could never be part of an item
+    study = make_study(design=design)
+    response = upload(admin_client(), study, "a.mp4", Path(clips["square.mp4"]).read_bytes(),
+                      **fields)  # fmt: skip
+    assert response.status_code == 400
+    assert message in response.json()["detail"]
+    assert not Stimulus.objects.exists()
+
+
+def test_a_slider_studys_golden_upload_takes_its_expert_scores_afterwards(clips):
+    study = make_study()
+    response = upload(admin_client(), study, "a.mp4", Path(clips["square.mp4"]).read_bytes(),
+                      role="golden")  # fmt: skip
+    assert response.status_code == 201, response.json()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("design", ["preference", "ranking"])
+def test_two_uploads_of_one_condition_at_once_do_not_both_pass(design):
+    from django.db import connection
+
+    from tests.videos import video_bytes
+
+    # given: two admins uploading different videos of one condition of one content
+    study = make_study(design=design)
+    admin = UserFactory(is_staff=True)
+    start = threading.Barrier(2)
+    answers = []
+
+    def send(tag: str) -> None:
+        try:
+            client = APIClient()
+            client.force_authenticate(admin)
+            start.wait()
+            answers.append(upload(client, study, f"{tag}.mp4", video_bytes(tag),
+                                  content="race", condition="m-same").status_code)  # fmt: skip
+        finally:
+            connection.close()
+
+    # when: both at once
+    threads = [threading.Thread(target=send, args=(tag,)) for tag in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    # then: one stored, the other refused (before, both: a ranking item named it twice)
+    assert sorted(answers) == [201, 400]
+    assert Stimulus.objects.filter(study=study, condition="m-same").count() == 1
