@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,17 @@ def _not_utf8(manifest: Path) -> tuple[int, str]:
     return 1, "the manifest is not UTF-8 text"
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _row_start(line_num: int, raw: dict) -> int:
+    """The line where the row just read starts, as an editor numbers it: the reader's
+    ``line_num`` is where the row ends, and a quoted value (a prompt) may span lines."""
+    values = [value for value in raw.values() if isinstance(value, str)]
+    values += [extra for value in raw.values() if isinstance(value, list) for extra in value]
+    return line_num - sum(len(_LINE_BREAK.findall(value)) for value in values)
+
+
 def study_import_manifest(
     *,
     study: Study,
@@ -102,7 +114,7 @@ def study_import_manifest(
                 raise ImportFailed(errors)
             rows: list[ManifestRow] = []
             for raw in reader:
-                line = reader.line_num
+                line = _row_start(reader.line_num, raw)
                 try:
                     rows.append(
                         parse_row(

@@ -207,6 +207,29 @@ def test_a_row_with_more_fields_than_the_header_is_refused(tmp_path):
     assert Stimulus.objects.count() == 0
 
 
+@pytest.mark.parametrize("break_", ["\n", "\r\n"])
+def test_a_row_is_named_by_the_line_it_starts_on_when_a_prompt_spans_lines(tmp_path, break_):
+    # given: prompts of two and three lines before the bad rows (before, each was named
+    # by its last line, later rows one line further off per line break before them)
+    study = make_study()
+    manifest = write_text_manifest(
+        tmp_path,
+        f'path,role,prompt\na.mp4,stimulus,"one{break_}two"\n'
+        f'b.mp4,stimulus,"one{break_}two{break_}three"\nmissing.mp4,stimulus,x\n'
+        f'gone.mp4,stimulus,"first{break_}second"\n',
+        "a.mp4",
+        "b.mp4",
+    )
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: each bad row named by the line an editor shows it starting on
+    assert caught.value.errors == [
+        (7, "file not found: missing.mp4"),
+        (8, "file not found: gone.mp4"),
+    ]
+
+
 def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path):
     # given: a row that stops before its optional last columns, and one that gives them
     # empty
