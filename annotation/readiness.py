@@ -47,8 +47,10 @@ def _videos(study: Study) -> list[Problem]:
             Problem(
                 "videos_failed",
                 f"{counts['failed']} video(s) failed to transcode and are never served: "
-                "Processing jobs say why (a damaged file, a keyframe outside its video); "
-                "delete each and upload or import it again, mended",
+                "Processing jobs say why; where the cause has passed (a time-out, a busy "
+                "machine, a limit raised since) select them in Stimuli and run Process again "
+                "what failed, and a damaged file (a keyframe outside its video) delete and "
+                "upload or import again, mended",
             )
         )
     if counts["processing"]:

@@ -95,6 +95,7 @@ def test_videos_not_split_failed_or_processing_are_named_with_their_counts():
     # then: the processing one is not split yet either
     assert set(problems) == {"videos_failed", "videos_processing", "unsplit"}
     assert problems["videos_failed"].startswith("1 video(s) failed")
+    assert "Process again what failed" in problems["videos_failed"]  # the way docs give
     assert problems["videos_processing"].startswith("1 video(s) still being processed")
     assert problems["unsplit"].startswith("4 video(s) are in no session")
     # and splitting them leaves only the videos' own problems
