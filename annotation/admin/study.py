@@ -27,6 +27,7 @@ from annotation.services.question_sets import (
 )
 from annotation.services.studies import (
     split_said,
+    studies_delete,
     study_build_sessions,
     study_default_dimensions,
     study_golden_top_up,
@@ -63,6 +64,12 @@ class StudyAdmin(admin.ModelAdmin):
     def get_inlines(self, request, obj):
         design = DESIGN_INLINES.get(getattr(obj, "design", ""))
         return [*self.inlines, design] if design else self.inlines
+
+    def delete_model(self, request, obj):
+        studies_delete(studies=Study.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        studies_delete(studies=queryset)
 
     def save_related(self, request, form, formsets, change):
         """A study added here without dimensions gets its design's, as one made through

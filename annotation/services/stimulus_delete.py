@@ -6,7 +6,8 @@ is in (a rater served it could not be shown anything). So a video goes together 
 items made of it, and their places in sessions and in the orders raters were given (a
 session or a qualification attempt left with nothing to answer ends, as after a skipped
 video). Nothing a rater answered is lost: while any of those items has an answer, the
-video stays (its answers name it).
+video stays (its answers name it). The deleted videos' files leave storage once the
+deletion is committed (annotation.services.stimulus_files).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from annotation.errors import Conflict
 from annotation.models import Answer, Item, Stimulus, Study
 from annotation.services.qualification import attempts_drop_items
 from annotation.services.session_answers import sessions_drop_items
+from annotation.services.stimulus_files import files_of, remove_when_committed
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +57,9 @@ def stimuli_delete(*, stimuli: QuerySet[Stimulus]) -> tuple[int, int]:
         for study in Study.objects.filter(pk__in=by_study).order_by("pk"):
             sessions_drop_items(study=study, items=by_study[study.pk])
             attempts_drop_items(study=study, items=by_study[study.pk])
+        files = files_of(chosen)
         items = doomed.delete()[1].get(Item._meta.label, 0)
         removed = chosen.delete()[1].get(Stimulus._meta.label, 0)
+        remove_when_committed(files)
     logger.info("deleted %d video(s) %s and the %d item(s) made of them", removed, videos, items)
     return removed, items

@@ -1,4 +1,4 @@
-"""Creating studies and splitting them into sessions."""
+"""Creating studies, splitting them into sessions, and deleting them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from django.db import IntegrityError, transaction
 
 from annotation.designs import DESIGNS, design_of
 from annotation.errors import ValidationFailed
-from annotation.models import Dimension, Item, Session, SessionItem, Study
+from annotation.models import Dimension, Item, Session, SessionItem, Stimulus, Study
+from annotation.services.stimulus_files import files_of, remove_when_committed
 
 
 @transaction.atomic
@@ -207,3 +208,15 @@ def session_make(
         + [SessionItem(session=session, item_id=pk, is_golden=True) for pk in golden]
     )
     return session
+
+
+@transaction.atomic
+def studies_delete(*, studies) -> int:
+    """Delete the studies (the admin's Delete) with everything they hold, and their
+    videos' files once the deletion is committed; returns how many were deleted. A study
+    with answers is protected (ProtectedError: nothing a rater answered is lost), as the
+    admin's confirmation page says."""
+    files = files_of(Stimulus.objects.filter(study__in=studies))
+    deleted = studies.delete()[1].get(Study._meta.label, 0)
+    remove_when_committed(files)
+    return deleted
