@@ -20,6 +20,10 @@ admin.site.site_header = "MOSaic administration"
 admin.site.site_title = "MOSaic admin"
 admin.site.index_title = "Studies, raters and results"
 
+# Under /api/, a 404 or 500 answers in the API's {"error", "detail"} shape.
+handler404 = "annotation.api.exception_handler.not_found"
+handler500 = "annotation.api.exception_handler.server_error"
+
 urlpatterns = [
     path("favicon.ico", favicon),
     # The admin's sign-in counts failures with the site's (frontend/auth.py).

@@ -9,7 +9,8 @@ under `fields`.
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -79,3 +80,31 @@ def application_exception_handler(exc, context):
     _log(logging.INFO, request, f"{response.status_code} {body['detail']}")
     response.data = body
     return response
+
+
+def _api_path(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request, exception=None):
+    """Django's 404 (handler404): an address under /api/ that no route matches (a typo,
+    a missing trailing slash, an id that is not a number) answers in the API's shape, the
+    site's page otherwise."""
+    if not _api_path(request):
+        return defaults.page_not_found(request, exception)
+    _log(logging.INFO, request, "404 no such address")
+    return JsonResponse(
+        {"error": "not_found", "detail": f"no API address {request.path} (see /api/docs/)"},
+        status=404,
+    )
+
+
+def server_error(request):
+    """Django's 500 (handler500): in the API's shape under /api/ (the error is logged by
+    Django with its traceback), the site's page otherwise."""
+    if not _api_path(request):
+        return defaults.server_error(request)
+    return JsonResponse(
+        {"error": "server_error", "detail": "the server failed; the team has the details"},
+        status=500,
+    )

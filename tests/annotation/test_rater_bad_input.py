@@ -285,3 +285,31 @@ def test_the_sign_in_csrf_and_method_refusals_have_the_documented_shape():
         assert response.status_code in (401, 403, 405), code
         assert response.json()["error"] == code
         assert isinstance(response.json()["detail"], str) and response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/nonexistent/", "/api/export-jobs/abc/", "/api/studies/x/exports/mos.csv/"]
+)
+def test_an_api_address_no_route_matches_answers_in_the_api_shape(client, path):
+    # before, Django's HTML page, which an API client cannot read
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": "not_found",
+        "detail": f"no API address {path} (see /api/docs/)",
+    }
+
+
+def test_a_page_no_route_matches_is_still_the_sites_page(client):
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_server_error_under_the_api_answers_in_the_api_shape(rf):
+    from annotation.api.exception_handler import server_error
+
+    response = server_error(rf.get("/api/studies/"))
+    assert response.status_code == 500
+    assert json.loads(response.content)["error"] == "server_error"
+    assert server_error(rf.get("/studies/"))["Content-Type"].startswith("text/html")
