@@ -49,6 +49,23 @@ class StudyListView(APIView):
         )
         open_to_signed_in = serializers.BooleanField(default=False)
 
+        def validate(self, attrs):
+            """A key this call does not take is refused by name, not ignored (a study
+            made with ``session_size`` 5 had 300 and nobody was told)."""
+            given = getattr(self.initial_data, "keys", lambda: [])()
+            unknown = sorted(set(given) - set(self.fields) - {"csrfmiddlewaretoken"})
+            if unknown:
+                raise serializers.ValidationError(
+                    {
+                        key: [
+                            "not taken here: a new study's other settings are edited in the "
+                            "admin (Studies, the study)"
+                        ]
+                        for key in unknown
+                    }  # fmt: skip
+                )
+            return attrs
+
     class StudySerializer(serializers.ModelSerializer):
         class Meta:
             model = Study

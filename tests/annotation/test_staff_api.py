@@ -469,6 +469,16 @@ def test_an_admin_creates_a_study_of_a_design(design):
     assert refused.status_code == 403 and not Study.objects.filter(slug="x").exists()
 
 
+@pytest.mark.parametrize("fmt", ["json", "multipart"])
+def test_a_setting_a_new_study_does_not_take_is_refused_not_ignored(fmt):
+    # before, 201 with session_size 300: the admin was never told
+    body = {"name": "X", "slug": "x", "session_size": 5}
+    response = client_for("admin").post("/api/studies/", body, format=fmt)
+    assert response.status_code == 400 and not Study.objects.filter(slug="x").exists()
+    assert list(response.json()["fields"]) == ["session_size"]
+    assert "edited in the admin" in response.json()["detail"]
+
+
 def test_a_study_of_an_unknown_design_is_refused_naming_the_designs():
     response = client_for("admin").post(
         "/api/studies/", {"name": "X", "slug": "x", "design": "prefernce"}, format="json"
