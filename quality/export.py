@@ -301,8 +301,16 @@ def slider_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export
         return Export(lines, f"{slug}-metric-pairwise-run{run.pk}.csv", "text/csv; charset=utf-8")
     if name == "ratings.csv":
         lines = raw_ratings_lines(study=study, run=run)
-        return Export(lines, f"{slug}-ratings.csv", "text/csv; charset=utf-8")
+        return Export(lines, raw_name(study, name, run), "text/csv; charset=utf-8")
     return shared_export(study=study, name=name, run=run)
+
+
+def raw_name(study: Study, name: str, run: AnalysisRun | None) -> str:
+    """A raw export's file name, ``<slug>-ratings-run16.csv``: what it holds (the answers
+    received by the run's start, its exclusions marked) depends on the run, so two
+    downloads for two runs are not one name; ``<slug>-ratings.csv`` before any run."""
+    stem, dot, suffix = name.rpartition(".")
+    return f"{study.slug}-{stem}{f'-run{run.pk}' if run is not None else ''}{dot}{suffix}"
 
 
 def shared_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export:
@@ -310,9 +318,8 @@ def shared_export(*, study: Study, name: str, run: AnalysisRun | None) -> Export
     if name == "raters.csv":
         return Export(
             rater_statistics_lines(study=study, run=run),
-            f"{study.slug}-raters.csv",
+            raw_name(study, name, run),
             "text/csv; charset=utf-8",
         )
     text = json.dumps(provenance(study=study, run=run), indent=2) + "\n"
-    of_run = f"-run{run.pk}" if run is not None else ""
-    return Export([text], f"{study.slug}-provenance{of_run}.json", "application/json")
+    return Export([text], raw_name(study, name, run), "application/json")

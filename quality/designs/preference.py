@@ -12,7 +12,7 @@ from annotation.models import Study
 from quality import export, plots_preference
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
-from quality.export import Export, csv_lines, shared_export
+from quality.export import Export, csv_lines, raw_name, shared_export
 from quality.selectors import JUDGMENTS_COLUMNS, judgments_frame, run_through, study_exclusions
 from quality.stats.exclusions import (
     DISAGREES_WITH_MAJORITY,
@@ -111,7 +111,7 @@ def export_preference(*, study: Study, name: str, run) -> Export:
     slug = study.slug
     csv_type = "text/csv; charset=utf-8"
     if name == "judgments.csv":
-        return Export(_judgments_lines(study=study, run=run), f"{slug}-judgments.csv", csv_type)
+        return Export(_judgments_lines(study=study, run=run), raw_name(study, name, run), csv_type)
     if name == "scale.csv":
         lines = _table_lines(run, "scale", SCALE_COLUMNS)
         return Export(lines, f"{slug}-scale-run{run.pk}.csv", csv_type)

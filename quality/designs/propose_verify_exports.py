@@ -20,7 +20,7 @@ from quality.designs.propose_verify_data import (
     proposals_rows,
     verdicts_frame,
 )
-from quality.export import Export, csv_lines, shared_export
+from quality.export import Export, csv_lines, raw_name, shared_export
 from quality.selectors import run_through
 from quality.stats.exclusions import ExclusionIndex
 
@@ -114,5 +114,7 @@ def export_propose_verify(*, study: Study, name: str, run) -> Export:
         else:
             marked = _marked_verdicts(study, index, through)
             header = VERDICTS_COLUMNS
-        return Export(csv_lines([*header, "excluded"], marked), f"{slug}-{name}", csv_type)
+        return Export(
+            csv_lines([*header, "excluded"], marked), raw_name(study, name, run), csv_type
+        )
     return shared_export(study=study, name=name, run=run)

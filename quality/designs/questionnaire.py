@@ -35,7 +35,7 @@ from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
 from quality.designs.questionnaire_page import FIGURES, available, draw, results_context
-from quality.export import Export, csv_lines, shared_export
+from quality.export import Export, csv_lines, raw_name, shared_export
 from quality.selectors import received_by, run_through, study_exclusions
 from quality.stats.exclusions import BATCH_REJECTED_IN_AUDIT, PRE_ANALYSIS_RULES, ExclusionIndex
 from quality.stats.labels import (
@@ -355,7 +355,7 @@ def export_questionnaire(*, study: Study, name: str, run) -> Export:
             (*row, index.rule(row[0], row[-1])) for row in frame.itertuples(index=False, name=None)
         )
         lines = csv_lines([*frame.columns, "excluded"], rows)
-        return Export(lines, f"{slug}-{name}", csv_type)
+        return Export(lines, raw_name(study, name, run), csv_type)
     if name == "labels.csv":
         frame = pd.DataFrame(run.summary.get("labels", []), columns=list(LABEL_COLUMNS))
         frame = frame.astype(object).where(frame.notna(), None)

@@ -19,7 +19,7 @@ from quality import export
 from quality.commands.io import json_ready
 from quality.designs.base import Analysis, Computed
 from quality.designs.common import finished, with_screened
-from quality.export import Export, csv_lines, shared_export
+from quality.export import Export, csv_lines, raw_name, shared_export
 from quality.plots import _empty_figure, _png, plt
 from quality.selectors import received_by, run_through, study_exclusions
 from quality.stats.exclusions import (
@@ -168,7 +168,7 @@ def export_ranking(*, study: Study, name: str, run) -> Export:
         frame = rankings_frame(study=study, through=run_through(run))
         rows = ((*row, index.rule(row[0], row[4])) for row in frame.itertuples(index=False))
         lines = csv_lines([*RANKINGS_COLUMNS, "excluded"], rows)
-        return Export(lines, f"{slug}-rankings.csv", csv_type)
+        return Export(lines, raw_name(study, name, run), csv_type)
     if name == "consensus.csv":
         frame = pd.DataFrame(run.summary.get("consensus", []), columns=list(CONSENSUS_COLUMNS))
         lines = csv_lines(CONSENSUS_COLUMNS, frame.itertuples(index=False, name=None))

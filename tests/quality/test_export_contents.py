@@ -190,3 +190,9 @@ def test_a_run_stored_before_the_rename_exports_its_interval(django_capture_on_c
         assert float(row["ci95_low_raw_subject"]) == pytest.approx(
             stored[(int(row["stimulus_id"]), "subject")]["ci95_low"]
         )
+
+
+def test_a_raw_export_before_any_run_is_named_without_one():
+    study, _ = rated_study(stimuli=4)
+    response = researcher().get(f"/api/studies/{study.slug}/exports/ratings.csv")
+    assert f'filename="{study.slug}-ratings.csv"' in response["Content-Disposition"]

@@ -123,10 +123,10 @@ def test_an_export_job_writes_the_same_bytes_as_the_stream(
     download = client.get(job["download_url"])
     assert download.status_code == 200
     assert b"".join(download.streaming_content).decode() == streamed
-    # named as the streamed file is: a run's export carries the run's id
+    # named as the streamed file is: every export of a run carries the run's id (raw
+    # ratings too: which count, and up to when, is the run's)
     assert download["Content-Disposition"] == stream["Content-Disposition"]
-    if name != "ratings.csv":
-        assert f"-run{run.pk}.csv" in download["Content-Disposition"]
+    assert f"-run{run.pk}.csv" in download["Content-Disposition"]
     stored = Path(settings.MEDIA_ROOT) / ExportJob.objects.get().file.name
     assert not stored.with_name(stored.name + ".part").exists()
 
