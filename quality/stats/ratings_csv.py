@@ -2,8 +2,8 @@
 
 Header ``rater_id,video_id,dimension,score`` and optionally ``session_id``, one rating
 a line. Ids are read as text (so ``007`` stays ``007``); errors name the line number as
-it is in the file (the header is line 1; blank lines count), which assumes no quoted
-field spans lines.
+it is in the file (the header is line 1; blank lines count; a row whose quoted field
+spans lines is named by the line it starts on: ``row_lines``).
 
 MOSaic's CSV exports put a single quote before a text cell that starts with a formula
 trigger (``spreadsheet_safe``), so that spreadsheets show it rather than run it; this
@@ -91,16 +91,37 @@ def read_csv_checked(
 ) -> pd.DataFrame:
     """pandas' ``read_csv`` of the file at ``path`` (or of ``data``, its bytes) as the
     CSV readers need it: UTF-8, nothing read as missing (``007`` and an empty field stay
-    text), blank lines kept as rows (row index + 2 is the line as an editor shows it), a
-    row with an extra field an error rather than an index. Its failures are raised as
+    text), blank lines kept as rows (``row_lines`` gives the line each starts on), a row
+    with an extra field an error rather than an index. Its failures are raised as
     ``error`` naming the problem: an empty file, text that is not UTF-8 (with its line),
     a first row with more fields than the header (which pandas only warns about), a row
     with fewer (which pandas fills with empty text), any other parse error. The columns
-    named in ``numbers`` (read as numbers by ``dtype``) read an empty field, a blank line's
-    included, as NaN."""
+    named in ``numbers`` (read as numbers by ``dtype``) read an empty field, a blank
+    line's included, as NaN."""
     frame = _read_csv(path, error=error, dtype=dtype, data=data, numbers=numbers)
     _refuse_short_rows(frame, path, error=error, data=data)
     return frame
+
+
+def row_lines(data: bytes, rows: int) -> np.ndarray:
+    """The line (the header is line 1) on which each of the ``rows`` rows after the
+    header starts in the CSV ``data``, a blank line counting as a row, as the readers
+    keep it. Where the file has one line per row, row i is on line i + 2; where a quoted
+    field spans lines (a prompt of two lines), the csv module reads the file again for
+    where each row starts, so that an error names the line an editor shows it on."""
+    plain = np.arange(rows, dtype=np.int64) + 2
+    if b'"' not in data:  # no quoted field (the usual file: one scan, stopped at a quote)
+        return plain
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if lines - 1 == rows:
+        return plain
+    reader = csv.reader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+    next(reader, None)
+    starts, end = [], reader.line_num
+    for _ in reader:
+        starts.append(end + 1)
+        end = reader.line_num
+    return np.array(starts, dtype=np.int64) if len(starts) == rows else plain
 
 
 def _read_csv(
@@ -281,20 +302,24 @@ def _strip_spreadsheet_quotes(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _read(path: str | Path, *, score_as_text: bool) -> pd.DataFrame:
+def _read(path: str | Path, data: bytes, *, score_as_text: bool) -> pd.DataFrame:
     dtypes: dict = {c: str for c in _ID_COLUMNS}
     if score_as_text:
-        return read_csv_checked(path, error=RatingsError, dtype={**dtypes, "score": str})
+        return read_csv_checked(path, error=RatingsError, data=data, dtype={**dtypes, "score": str})
     # A blank line's empty score is NaN (a float column has no empty text), so that the
     # line is skipped as blank rather than refused as a score that is not a number.
     return read_csv_checked(
-        path, error=RatingsError, dtype={**dtypes, "score": np.float64}, numbers=("score",)
+        path,
+        error=RatingsError,
+        data=data,
+        dtype={**dtypes, "score": np.float64},
+        numbers=("score",),
     )
 
 
-def _first_bad_score(path: str | Path) -> str:
+def _first_bad_score(path: str | Path, data: bytes) -> str:
     """The error for the first line whose score is not a finite number (slow path)."""
-    frame = _read(path, score_as_text=True)
+    frame = _read(path, data, score_as_text=True)
     text = frame["score"].fillna("")
     ids_blank = np.logical_and.reduce(
         [(frame[c].isna() | (frame[c] == "")).to_numpy() for c in REQUIRED_COLUMNS]
@@ -302,7 +327,8 @@ def _first_bad_score(path: str | Path) -> str:
     score = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(score) & ~ids_blank
     first = int(np.argmax(bad))
-    return f"{path}: line {first + 2}: score {text.iloc[first]!r} is not a finite number"
+    line = row_lines(data, len(frame))[first]
+    return f"{path}: line {line}: score {text.iloc[first]!r} is not a finite number"
 
 
 def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
@@ -314,16 +340,18 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     score that is not a finite number or is beyond ±LARGEST_SCORE, or a rater's second
     rating of the same video on the same dimension (naming the first such line).
     """
+    data = Path(path).read_bytes()
     try:
-        frame = _read(path, score_as_text=False)
+        frame = _read(path, data, score_as_text=False)
     except ValueError as exc:
         if isinstance(exc, RatingsError):
             raise
-        raise RatingsError(_first_bad_score(path)) from None  # a score that is not a number
+        raise RatingsError(_first_bad_score(path, data)) from None  # a score that is not a number
     check_header(
         path, frame.columns, REQUIRED_COLUMNS, error=RatingsError, optional=(SESSION_COLUMN,)
     )
     excluded = marked_excluded(frame)
+    lines = row_lines(data, len(frame))
     columns = [*REQUIRED_COLUMNS, *([SESSION_COLUMN] if SESSION_COLUMN in frame.columns else [])]
     frame = frame[columns]
     empty = {c: (frame[c].isna() | (frame[c] == "")).to_numpy() for c in _ID_COLUMNS[:3]}
@@ -331,7 +359,7 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
     skip = blank | excluded
     if skip.any():
         frame = frame[~skip]
-    line = np.flatnonzero(~skip) + 2
+    line = lines[~skip]
     if len(frame) == 0:
         raise RatingsError(no_rows_left(path, "ratings", int(excluded.sum())))
     for column in _ID_COLUMNS[:3]:
@@ -339,7 +367,7 @@ def read_ratings_csv(*, path: str | Path) -> pd.DataFrame:
         if column_empty.any():
             raise RatingsError(f"{path}: line {line[np.argmax(column_empty)]}: {column} is empty")
     if not np.isfinite(frame["score"].to_numpy()).all():
-        raise RatingsError(_first_bad_score(path))
+        raise RatingsError(_first_bad_score(path, data))
     huge = np.abs(frame["score"].to_numpy()) > LARGEST_SCORE
     if huge.any():
         row = int(np.argmax(huge))

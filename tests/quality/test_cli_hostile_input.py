@@ -263,6 +263,35 @@ def test_a_long_row_after_a_quoted_line_break_is_named_by_its_line_in_the_file(
     )
 
 
+# (command, a row whose value is refused) after a row with a quoted line break
+BAD_VALUE_ROWS = {
+    "analyze": ("r9,v1,d,x", "score 'x'"),
+    "compare": ("r9,q,c0,x,y,maybe", "choice 'maybe'"),
+    "rank": ("r9,q,p0,x>x", "lists condition 'x' twice"),
+    "labels": ("z,v1,q,score,x", "score 'x'"),
+    "verify": ("z,v1,cat,maybe", "verdict 'maybe'"),
+    "sequence": ("v,q,x", "score 'x'"),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("break_", ["\n", "\r\n"])
+def test_a_bad_value_after_a_quoted_line_break_is_named_by_its_line_in_the_file(
+    tmp_path, capsys, command, break_
+):
+    # given: a quoted id of three lines (lines 3 to 5), then a bad value on line 6 (before,
+    # the readers took row i for line i + 2, and said "line 4")
+    rows = lines(command)
+    first = rows[2].split(",")
+    first[0] = f'"r{break_}x{break_}y"'
+    bad, said = BAD_VALUE_ROWS[command]
+    path = write(tmp_path, "\n".join([*rows[:2], ",".join(first), bad, *rows[3:]]) + "\n")
+    out = tmp_path / "out"
+    # then
+    err = assert_refused(run(command, path, out), capsys, out, said)
+    assert "line 6" in err, err
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_row_missing_its_last_field_is_refused_naming_its_line(tmp_path, capsys, command):
     # The missing field reads as empty, which none of these last columns may be.

@@ -1,20 +1,20 @@
 """Reading a long text CSV (answers, verdicts, proposals) with the line of every row.
 
-Every column is read as text (so ``007`` stays ``007`` and an answer ``3`` is parsed
-by the statistic that knows its kind). The result has a ``line`` column: the row's line
-in the file as an editor shows it (the header is line 1; blank lines count and are
-skipped), which assumes no quoted field spans lines. The statistics name that line in
-their error messages. A file goes through pyarrow's parser (several times faster),
-which keeps a blank line as a row of empty fields as pandas' parser does (so row i is
-line i + 2 either way); asked to, it gives the columns dictionary-encoded, as pandas
-categoricals of text, whose codes ``encode_answers`` uses instead of hashing every
-row's text again. A file pyarrow complains about (or one starting with a blank line, or
-naming a column twice) goes through pandas' own parser, whose errors are the ones
-reported.
+Every column is read as text (so ``007`` stays ``007`` and an answer ``3`` is parsed by
+the statistic that knows its kind). The result has a ``line`` column: the row's line in
+the file as an editor shows it (the header is line 1; blank lines count and are skipped;
+a row whose quoted field spans lines is named by its first line: ``row_lines``). The
+statistics name that line in their error messages. A file goes through pyarrow's parser
+(several times faster), which keeps a blank line as a row of empty fields as pandas'
+parser does (so row i is line i + 2 either way); asked to, it gives the columns
+dictionary-encoded, as pandas categoricals of text, whose codes ``encode_answers`` uses
+instead of hashing every row's text again. A file pyarrow complains about (or one
+starting with a blank line, or naming a column twice) goes through pandas' own parser,
+whose errors are the ones reported.
 
 MOSaic's CSV exports put a single quote before a text cell that starts with a formula
-trigger (``spreadsheet_safe``); it is removed again here, so a raw export read back gives
-the values the study has.
+trigger (``spreadsheet_safe``); it is removed again here, so a raw export read back
+gives the values the study has.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from quality.stats.ratings_csv import (
     marked_excluded,
     no_rows_left,
     read_csv_checked,
+    row_lines,
 )
 
 
@@ -129,9 +130,10 @@ def read_text_csv(
         frame = _read_careful(data, path)
     check_header(path, frame.columns, columns, error=LabelsError, data=data)
     excluded = marked_excluded(frame)
+    lines = row_lines(data, len(frame))
     frame = frame[list(columns)].fillna("")
     skip = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns]) | excluded
-    line = np.flatnonzero(~skip) + 2
+    line = lines[~skip]
     if skip.any():
         frame = frame[~skip]
     if len(frame) == 0:

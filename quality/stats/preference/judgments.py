@@ -25,6 +25,7 @@ from quality.stats.ratings_csv import (
     marked_excluded,
     no_rows_left,
     read_csv_checked,
+    row_lines,
 )
 
 JUDGMENT_COLUMNS = ("rater_id", "question", "content_id", "left", "right", "choice")
@@ -189,17 +190,18 @@ def read_judgments_csv(*, path: str | Path) -> pd.DataFrame:
 
     Ids stay text (``007`` stays ``007``); a single quote that the exports put before an
     id a spreadsheet would run is removed again; blank lines are skipped. Errors name
-    the line as it is in the file (header = line 1, blank lines count), assuming no
-    quoted field spans lines. Rows a raw export marks excluded are left out
+    the line as it is in the file (header = line 1, blank lines count; a row whose quoted
+    field spans lines by its first line). Rows a raw export marks excluded are left out
     (``marked_excluded``) and counted in ``attrs``.
     """
-    frame = read_csv_checked(path, error=JudgmentsError)
+    data = Path(path).read_bytes()
+    frame = read_csv_checked(path, error=JudgmentsError, data=data)
     check_header(path, frame.columns, JUDGMENT_COLUMNS, error=JudgmentsError)
     excluded = marked_excluded(frame)
     frame = frame[list(JUDGMENT_COLUMNS)]
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in JUDGMENT_COLUMNS])
     skip = blank | excluded
-    line_numbers = np.flatnonzero(~skip) + 2
+    line_numbers = row_lines(data, len(frame))[~skip]
     frame = frame[~skip].reset_index(drop=True)
     if len(frame) == 0:
         raise JudgmentsError(no_rows_left(path, "judgments", int(excluded.sum())))

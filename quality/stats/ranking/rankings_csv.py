@@ -4,10 +4,11 @@ RANKINGS.csv: header ``rater_id,question,prompt_id,ranking`` (any order, other c
 ignored), one ranking a line (format: ``quality.stats.ranking.rankings``). SCORES.csv:
 header ``condition,score``, one condition a line, higher is better.
 
-Everything is read as text (``007`` stays ``007``); line numbers in errors are the file's
-(the header is line 1, blank lines count and are skipped), assuming no quoted field spans
-lines. A single quote that MOSaic's CSV exports put before a cell a spreadsheet would run
-as a formula (``spreadsheet_safe``) is removed again.
+Everything is read as text (``007`` stays ``007``); line numbers in errors are the
+file's (the header is line 1, blank lines count and are skipped; a row whose quoted
+field spans lines is named by its first line). A single quote that MOSaic's CSV exports
+put before a cell a spreadsheet would run as a formula (``spreadsheet_safe``) is removed
+again.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from quality.stats.ratings_csv import (
     marked_excluded,
     no_rows_left,
     read_csv_checked,
+    row_lines,
 )
 
 
@@ -39,11 +41,13 @@ def _unquote(text: str) -> str:
 def _read_text_csv(path: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
     """The CSV's ``columns`` as text plus its ``line`` numbers, blank lines dropped, and
     rows a raw export marks excluded (``marked_excluded``, counted in ``attrs``)."""
-    frame = read_csv_checked(path, error=RankingsError)
+    data = Path(path).read_bytes()
+    frame = read_csv_checked(path, error=RankingsError, data=data)
     check_header(path, frame.columns, columns, error=RankingsError)
     excluded = marked_excluded(frame)
+    lines = row_lines(data, len(frame))
     frame = frame[list(columns)].fillna("")
-    frame[LINE_COLUMN] = np.arange(len(frame), dtype=np.int64) + 2
+    frame[LINE_COLUMN] = lines
     blank = np.logical_and.reduce([(frame[c] == "").to_numpy() for c in columns])
     frame = frame[~(blank | excluded)].reset_index(drop=True)
     for column in columns:
