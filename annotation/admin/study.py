@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
-from django.db import models, transaction
+from django.db import models
 from django.db.models import Count, Q
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -26,11 +26,9 @@ from annotation.services.question_sets import (
     template_path,
 )
 from annotation.services.studies import (
-    split_said,
     studies_delete,
-    study_build_sessions,
     study_default_dimensions,
-    study_golden_top_up,
+    study_split,
 )
 from annotation.services.study_copy import study_duplicate
 
@@ -254,17 +252,14 @@ class StudyAdmin(admin.ModelAdmin):
         lack (golden videos imported after the split)."""
         for study in queryset:
             try:
-                with transaction.atomic():
-                    sessions = study_build_sessions(study=study)
-                    topped_up = study_golden_top_up(study=study)
+                split = study_split(study=study)
             except ApplicationError as refused:
                 self.message_user(request, f"{study.name}: {refused.message}", messages.ERROR)
                 continue
-            said = split_said(sessions, topped_up)
             self.message_user(
                 request,
-                f"{study.name}: {said}",
-                messages.SUCCESS if sessions or topped_up else messages.INFO,
+                f"{study.name}: {split.said()}",
+                messages.SUCCESS if split.sessions or split.golden_added else messages.INFO,
             )
 
     @admin.action(

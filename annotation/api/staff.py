@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiTypes, extend_schema
 from rest_framework import serializers
@@ -20,9 +19,8 @@ from annotation.readiness import study_problems
 from annotation.roles import IsResearcher, IsStudyAdmin
 from annotation.services import admin_actions
 from annotation.services.studies import (
-    study_build_sessions,
     study_create,
-    study_golden_top_up,
+    study_split,
 )
 
 logger = logging.getLogger(__name__)
@@ -213,12 +211,12 @@ class SessionBuildView(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request, slug: str):
         study = get_object_or_404(Study, slug=slug)
-        with transaction.atomic():
-            sessions = study_build_sessions(study=study)
-            topped_up = study_golden_top_up(study=study)
+        split = study_split(study=study)
         created = [
-            {"index": s.index, "stimuli": s.items.filter(is_golden=False).count()} for s in sessions
+            {"index": s.index, "stimuli": s.items.filter(is_golden=False).count()}
+            for s in split.sessions
         ]
         return Response(
-            {"created": created, "golden_added": topped_up}, status=201 if created else 200
+            {"created": created, "golden_added": split.golden_added},
+            status=201 if created else 200,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
@@ -177,16 +178,35 @@ def study_golden_top_up(*, study: Study) -> int:
     return len({row.session_id for row in added})
 
 
-def split_said(sessions: list[Session], topped_up: int) -> str:
-    """What a split did, for the admin: new sessions (their indices), golden items
-    added, or nothing to do."""
-    said = []
-    if sessions:
-        indices = ", ".join(str(s.index) for s in sessions)
-        said.append(f"{len(sessions)} new session(s) ({indices})")
-    if topped_up:
-        said.append(f"golden items added to {topped_up} session(s) no rater had started")
-    return "; ".join(said) or "every stimulus is already in a session"
+@dataclass(frozen=True)
+class Split:
+    """What splitting a study did (``study_split``)."""
+
+    sessions: list[Session]  # the new ones
+    golden_added: int  # sessions no rater had started that got golden items
+
+    def said(self) -> str:
+        """For the admin: new sessions (their indices), golden items added, or nothing."""
+        said = []
+        if self.sessions:
+            indices = ", ".join(str(s.index) for s in self.sessions)
+            said.append(f"{len(self.sessions)} new session(s) ({indices})")
+        if self.golden_added:
+            said.append(
+                f"golden items added to {self.golden_added} session(s) no rater had started"
+            )
+        return "; ".join(said) or "every stimulus is already in a session"
+
+
+@transaction.atomic
+def study_split(*, study: Study) -> Split:
+    """After imports and uploads, in one transaction: the stimuli in no session yet become
+    new sessions (``study_build_sessions``), and the sessions no rater has started get
+    the golden items they lack (``study_golden_top_up``: golden videos imported after the
+    split). The admin's action, ``manage.py build_sessions``, the API and
+    ``import_study`` all split so."""
+    sessions = study_build_sessions(study=study)
+    return Split(sessions=sessions, golden_added=study_golden_top_up(study=study))
 
 
 def next_session_index(study: Study) -> int:

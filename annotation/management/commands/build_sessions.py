@@ -3,11 +3,10 @@ new sessions (after `import_study --no-sessions`, or after uploads), and give se
 rater has started the golden items they lack."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from annotation.errors import ApplicationError
 from annotation.management.study_argument import study_named
-from annotation.services.studies import split_said, study_build_sessions, study_golden_top_up
+from annotation.services.studies import study_split
 
 
 class Command(BaseCommand):
@@ -19,9 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, study: str, **options):
         found = study_named(study)
         try:
-            with transaction.atomic():
-                sessions = study_build_sessions(study=found)
-                topped_up = study_golden_top_up(study=found)
+            split = study_split(study=found)
         except ApplicationError as refused:
             raise CommandError(f"{found.slug}: {refused.message}") from None
-        self.stdout.write(f"{found.slug}: {split_said(sessions, topped_up)}")
+        self.stdout.write(f"{found.slug}: {split.said()}")
