@@ -206,14 +206,17 @@ def agreement(
 
 
 def paired_srcc_test(boot_a: np.ndarray, boot_b: np.ndarray) -> float:
-    """Two-sided p-value that two metrics' (oriented) SRCC differ, from paired bootstrap
-    draws: twice the smaller share of draws with a difference <= 0 or >= 0, at most 1."""
+    """Two-sided p-value that two metrics' (oriented) SRCC differ, from B paired
+    bootstrap draws: 2 (1 + k) / (B + 1), at most 1, where k is the smaller count of
+    draws with a difference <= 0 or >= 0 (Davison & Hinkley 1997, eq. 4.11: the draw
+    observed counts as one of the B + 1, so a p-value is never 0 and the smallest one
+    B draws can show is 2 / (B + 1))."""
     diff = boot_a - boot_b
     diff = diff[np.isfinite(diff)]
     if diff.size == 0:
         return float("nan")
-    share = min((diff <= 0).mean(), (diff >= 0).mean())
-    return float(min(1.0, 2 * share))
+    below = min(int((diff <= 0).sum()), int((diff >= 0).sum()))
+    return float(min(1.0, 2 * (1 + below) / (diff.size + 1)))
 
 
 def ridge_fit(features: np.ndarray, target: np.ndarray, *, alpha: float) -> np.ndarray:

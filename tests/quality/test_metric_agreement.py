@@ -134,8 +134,12 @@ def test_benchmark_matches_scipy_and_is_seeded():
 
 def test_paired_test_is_two_sided():
     a = np.array([0.5, 0.6, 0.7, 0.8])
-    assert paired_srcc_test(a, a - 0.1) == 0.0
+    # no draw crosses zero: the smallest p-value 4 draws can show, 2 / 5, never 0
+    assert paired_srcc_test(a, a - 0.1) == pytest.approx(2 / 5)
     assert paired_srcc_test(a, a) == 1.0
+    # 1 of 999 draws crosses: 2 (1 + 1) / 1000
+    b = np.r_[np.full(998, 0.1), -0.1]
+    assert paired_srcc_test(b, np.zeros(999)) == pytest.approx(0.004)
     assert paired_srcc_test(np.array([0.1, 0.9]), np.array([0.5, 0.5])) == 1.0
 
 
@@ -229,7 +233,8 @@ def test_pairwise_p_value_equals_a_scipy_bootstrap_of_the_oriented_srcc():
             for i in resamples
         ]
     )
-    expected = min(1.0, 2 * min((diff <= 0).mean(), (diff >= 0).mean()))
+    # Davison & Hinkley (1997): the observed draw counts as one of B + 1
+    expected = min(1.0, 2 * (1 + min((diff <= 0).sum(), (diff >= 0).sum())) / (draws + 1))
     (pair,) = result["pairwise"]
     assert (pair["metric_a"], pair["metric_b"]) == ("down", "up")
     assert pair["p_value"] == pytest.approx(expected, abs=1e-12)
