@@ -39,6 +39,7 @@ from quality.stats.ratings_csv import (
     no_rows_left,
     not_utf8,
     other_separator,
+    refuse_nul,
 )
 
 NAME = "sequence"
@@ -95,6 +96,7 @@ def read_scores(path: Path, *, low: float, high: float) -> pd.DataFrame:
     videos, dimensions, scores = [], [], []
     excluded = 0
     try:
+        refuse_nul(path.read_bytes(), path, error=InputError)
         handle = path.open(newline="", encoding="utf-8-sig")  # a BOM is no name
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None

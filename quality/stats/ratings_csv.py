@@ -63,6 +63,19 @@ def not_utf8(path: str | Path, data: bytes | None = None) -> str:
     return f"{path}: not UTF-8 text"
 
 
+def refuse_nul(data: bytes, path: str | Path, *, error: type[Exception]) -> None:
+    """``error`` naming the line of the file's first NUL byte: no id or answer holds one,
+    and taken as part of an id it made two raters of one (a binary or damaged file,
+    or text saved as UTF-16)."""
+    at = data.find(b"\x00")
+    if at >= 0:
+        line = data.count(b"\n", 0, at) + 1
+        raise error(
+            f"{path}: line {line}: a NUL byte (a binary or damaged file, or text saved as "
+            "UTF-16): save it as UTF-8 text"
+        )
+
+
 def marked_excluded(frame: pd.DataFrame) -> np.ndarray:
     """Which rows of a CSV as read (every column, blank lines kept) a raw export marks as
     left out of its analysis: a non-empty ``excluded`` cell. The readers leave them out
@@ -95,9 +108,11 @@ def read_csv_checked(
     with an extra field an error rather than an index. Its failures are raised as
     ``error`` naming the problem: an empty file, text that is not UTF-8 (with its line),
     a first row with more fields than the header (which pandas only warns about), a row
-    with fewer (which pandas fills with empty text), any other parse error. The columns
+    with fewer (which pandas fills with empty text), a NUL byte, any other parse error. The columns
     named in ``numbers`` (read as numbers by ``dtype``) read an empty field, a blank
     line's included, as NaN."""
+    data = Path(path).read_bytes() if data is None else data
+    refuse_nul(data, path, error=error)
     frame = _read_csv(path, error=error, dtype=dtype, data=data, numbers=numbers)
     _refuse_short_rows(frame, path, error=error, data=data)
     return frame

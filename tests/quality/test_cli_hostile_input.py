@@ -214,6 +214,10 @@ def test_ten_megabytes_of_garbage_are_refused_at_once(tmp_path, capsys, command)
     garbage = random.Random(7).randbytes(10_000_000)
     path = write(tmp_path, garbage)
     out = tmp_path / "out"
+    err = assert_refused(run(command, path, out), capsys, out, str(path))
+    assert "a NUL byte (a binary or damaged file" in err  # the first check that fails
+    # and without NUL bytes, garbage is not UTF-8 text
+    path = write(tmp_path, garbage.replace(b"\x00", b"\xff"))
     assert_refused(run(command, path, out), capsys, out, str(path), "not UTF-8 text")
 
 
@@ -400,13 +404,22 @@ def test_a_file_whose_every_row_is_marked_excluded_is_refused(tmp_path, capsys, 
 
 
 @pytest.mark.parametrize("command", ["labels", "verify", "sequence", "analyze"])
-@pytest.mark.parametrize("text", ["a\x00b", "x" * 100_000])
-def test_a_nul_byte_or_a_100_kb_id_is_kept_whole(tmp_path, command, text):
+def test_a_100_kb_id_is_kept_whole(tmp_path, command):
     column = {"analyze": 1, "labels": 1, "verify": 1, "sequence": 0}[command]
+    text = "x" * 100_000
     path = write(tmp_path, with_field(command, 2, column, text))
     assert run(command, path, tmp_path / "out") == 0
     written = "".join(outputs(tmp_path / "out").values())
     assert f"\n{text}," in written
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_nul_byte_is_refused_naming_its_line(tmp_path, capsys, command):
+    # no id holds one (the platform's database cannot store it, so no export has one):
+    # before, "a\x00b" was kept as an id of its own, one rater made two
+    path = write(tmp_path, with_field(command, 3, 0, "a\x00b"))
+    out = tmp_path / "out"
+    assert_refused(run(command, path, out), capsys, out, "line 3: a NUL byte")
 
 
 # -- numbers -------------------------------------------------------------------------
@@ -599,7 +612,6 @@ def test_option_values_out_of_range_exit_2_naming_the_option(
         b"\xef\xbb\xbf" + GOOD["labels"].encode(),
         GOOD["labels"].replace("\n", "\r\n").encode(),
         GOOD["labels"].replace("\n", "\r").encode(),
-        GOOD["labels"].replace("a,v2", "a\x00x,v2").encode(),
         GOOD["labels"].replace("a,v2", '"a\nx",v2').encode(),
         GOOD["labels"].replace("a,v2", "x" * 2_000_000 + ",v2").encode(),
         GOOD["labels"].replace("\nb,v2", "\n\n,,,,\nb,v2").encode(),

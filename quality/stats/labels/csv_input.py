@@ -36,6 +36,7 @@ from quality.stats.ratings_csv import (
     marked_excluded,
     no_rows_left,
     read_csv_checked,
+    refuse_nul,
     row_lines,
 )
 
@@ -123,6 +124,7 @@ def read_text_csv(
     OSError (FileNotFoundError, ...) as ``open`` raises it.
     """
     data = Path(path).read_bytes()
+    refuse_nul(data, path, error=LabelsError)
     frame = _read_fast(data, [*columns, EXCLUDED_COLUMN], categorical=categorical)
     if frame is None or not all(c in frame.columns for c in columns):
         # the careful parser keeps every column, so that check_header names what is
