@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import signal
 import sys
 import threading
@@ -33,11 +34,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Prints one JSON object; exits 2 on bad input, 3 on time-out or a full disk.",
     )
     parser.add_argument("src", type=Path, help="the source video")
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--out", type=_folder, required=True, help="output folder")
     parser.add_argument("--keep-audio", action="store_true", help="keep sound (as AAC)")
     parser.add_argument("--stem", default=None, help="output name (default: SHA-256 of SRC)")
-    parser.add_argument("--timeout", type=float, default=None, help="limit in seconds")
+    parser.add_argument(
+        "--timeout", type=_seconds, default=None, help="limit in seconds (default: none)"
+    )
     parser.set_defaults(handler=run)
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():  # Path("") is the current folder, which nobody asked for
+        raise argparse.ArgumentTypeError("needs a folder's name (--out . is the current folder)")
+    return Path(text)
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above 0 (0, a negative number or NaN
+    was taken as no limit or as a time-out at once, reported as worth retrying)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0: {text}")
+    return seconds
 
 
 def _error(exc: Exception, code: int) -> int:
@@ -47,7 +68,7 @@ def _error(exc: Exception, code: int) -> int:
 
 
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
+def sigterm_raises() -> Iterator[None]:
     """Turn SIGTERM into an exception in the main thread while the block runs, so the
     transcode's clean-up (`finally`: ffmpeg stopped, part files removed) runs as it does
     for Ctrl-C; by default SIGTERM ends Python at once and leaves them behind."""
@@ -71,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from media_pipeline.ffmpeg.transcode import transcode
 
     try:
-        with _sigterm_raises():
+        with sigterm_raises():
             result = transcode(
                 src=args.src,
                 out_dir=args.out,
@@ -85,6 +106,11 @@ def run(args: argparse.Namespace) -> int:
         return _error(exc, EXIT_TIMEOUT)
     except (MediaError, ValueError) as exc:
         return _error(exc, EXIT_BAD_INPUT)
+    except OSError as exc:  # --out cannot be made (a file where a folder must be, ...)
+        return _error(
+            OSError(f"cannot write into {args.out}: {exc.strerror} ({exc.filename})"),
+            EXIT_BAD_INPUT,
+        )
     source = result.source
     print(
         json.dumps(

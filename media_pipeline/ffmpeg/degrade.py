@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import uuid
 from pathlib import Path
 
 import ffmpeg
 
 from media_pipeline.ffmpeg.demux import libav_path
-from media_pipeline.ffmpeg.errors import MediaError
+from media_pipeline.ffmpeg.errors import MediaError, TransientMediaError
 from media_pipeline.ffmpeg.probe import probe
+from media_pipeline.ffmpeg.process import run_ffmpeg
 from media_pipeline.ffmpeg.synth import CODECS
+from media_pipeline.ffmpeg.transcode import FFMPEG
 
 KINDS = {"blur": 6.0, "noise": 40.0, "blocks": 8.0}  # kind -> default strength
 
@@ -40,6 +44,11 @@ def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength
     source, out = Path(source), Path(out)
     if out.suffix.lower() not in CODECS:
         raise ValueError(f"unsupported output type {out.suffix!r} (one of {', '.join(CODECS)})")
+    if out.exists() and source.exists() and os.path.samefile(source, out):
+        # by name, a link or a hard link: the copy would replace the video it is made from
+        raise ValueError(f"--out {out} is the source video itself: write the copy elsewhere")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder: name the copy's file")
     info = probe(source)  # a clear MediaError for anything that is not a video
     video = ffmpeg.input(libav_path(source)).video
     if kind == "blur":
@@ -57,19 +66,25 @@ def degrade(*, source: Path | str, out: Path | str, kind: str = "blur", strength
         even = info.width % 2 == 0 and info.height % 2 == 0
         args["pix_fmt"] = "yuv420p" if even else "yuv444p"
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Written under a part name beside `out` and renamed once whole: a failed or stopped
+    # run leaves `out` as it was (an earlier file there is never removed), and ffmpeg is
+    # started by run_ffmpeg, so it dies with this process
+    part = out.with_name(f".{out.stem}.{uuid.uuid4().hex[:12]}.part{out.suffix}")
+    command = (
+        # every frame with its own time, as the transcode: a variable-rate source is
+        # not padded out to a constant rate (duplicated frames)
+        ffmpeg.output(video, libav_path(part), an=None, fps_mode="passthrough", **args)
+        .global_args("-nostdin", "-v", "error")
+        .overwrite_output()
+        .compile(cmd=FFMPEG)
+    )
     try:
-        (
-            # every frame with its own time, as the transcode: a variable-rate source is
-            # not padded out to a constant rate (duplicated frames)
-            ffmpeg.output(video, libav_path(out), an=None, fps_mode="passthrough", **args)
-            .global_args("-nostdin", "-v", "error")
-            .overwrite_output()
-            .run(capture_stdout=True, capture_stderr=True)
-        )
-    except ffmpeg.Error as exc:
-        out.unlink(missing_ok=True)
-        detail = exc.stderr.decode(errors="replace")[-300:]
-        raise MediaError(f"ffmpeg could not degrade {source.name}: {detail}") from None
+        run_ffmpeg(command, on_line=lambda line: None, timeout_s=None)
+        os.replace(part, out)
+    except (MediaError, TransientMediaError) as exc:
+        raise MediaError(f"ffmpeg could not degrade {source.name}: {exc}") from None
+    finally:
+        part.unlink(missing_ok=True)
     return out
 
 
@@ -89,10 +104,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from media_pipeline.ffmpeg.cli import EXIT_STOPPED, Stopped, sigterm_raises
+
     try:
-        written = degrade(source=args.src, out=args.out, kind=args.kind, strength=args.strength)
-    except (ValueError, MediaError, FileNotFoundError) as exc:
+        with sigterm_raises():  # the part file is removed, as on Ctrl-C
+            written = degrade(source=args.src, out=args.out, kind=args.kind, strength=args.strength)
+    except Stopped:
+        print("error: stopped by SIGTERM; nothing was written", file=sys.stderr)
+        return EXIT_STOPPED
+    except (ValueError, MediaError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # --out cannot be written (a file where a folder must be, ...)
+        print(f"error: cannot write {args.out}: {exc.strerror} ({exc.filename})", file=sys.stderr)
         return 2
     print(json.dumps({"source": str(args.src), "copy": str(written), "kind": args.kind}))
     return 0

@@ -258,6 +258,17 @@ def _check_stem(stem: str) -> str:
     return stem
 
 
+def _refuse_the_source(src: Path, *outputs: Path) -> None:
+    """ValueError when an output would replace the source (by name, a link or a hard
+    link): ``--stem`` naming it, or a source in ``--out`` named as its own checksum."""
+    for output in outputs:
+        if output.exists() and os.path.samefile(src, output):
+            raise ValueError(
+                f"{output} is the source video itself: the rendition would replace it "
+                "(write into another folder, or give another --stem)"
+            )
+
+
 def transcode(
     *,
     src: Path | str,
@@ -292,6 +303,7 @@ def transcode(
     src, out_dir = Path(src), Path(out_dir)
     if stem is not None:
         _check_stem(stem)
+        _refuse_the_source(src, out_dir / f"{stem}.mp4", out_dir / f"{stem}.jpg")
     # A segment needs the film's size, rate and length, not a count of all its packets
     # (a 15-minute AVA film is read once per person and keyframe otherwise).
     unchanged = _identity(src)  # the file probed must be the file encoded
@@ -351,6 +363,7 @@ def transcode(
                 raise TranscodeFailed("transcode failed: ffmpeg wrote no poster frame")
             stem = stem if checksum is None else checksum.result()
             output, poster = out_dir / f"{stem}.mp4", out_dir / f"{stem}.jpg"
+            _refuse_the_source(src, output, poster)  # a source named as its own checksum
             for path in (tmp_output, tmp_poster):
                 _fsync(path)
             os.replace(tmp_poster, poster)

@@ -65,9 +65,14 @@ def keep_freed_memory() -> bool:
 
 
 def pick_device(device: str | None) -> str:
-    """`device` as given, else CUDA when present; asking for CUDA without one is an error."""
+    """`device` as given, else CUDA when present; asking for CUDA without one, or for a
+    device torch does not know, is an error (ValueError)."""
     if device is None:
         return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"unknown device {device!r} (cpu, cuda or cuda:N)") from None
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError("device cuda requested but CUDA is not available")
     return device
@@ -149,8 +154,11 @@ def score_videos(
     error and the others go on. On CUDA without a `batch_size`, each video's batch is sized
     from its frame size and the GPU's free memory (`batch_for_memory`).
 
-    Raises KeyError for an unknown metric name (before anything is decoded).
+    Raises KeyError for an unknown metric name, ValueError for a `batch_size` below 1 or
+    an unknown device (before anything is decoded).
     """
+    if batch_size is not None and batch_size < 1:  # a negative size never advanced: a hang
+        raise ValueError(f"batch size must be at least 1 frame, got {batch_size}")
     device = pick_device(device)
     if device == "cpu":
         keep_freed_memory()

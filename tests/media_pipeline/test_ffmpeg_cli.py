@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from media_pipeline.ffmpeg.cli import add_parser, run
 from media_pipeline.ffmpeg.synth import make_clip
 
@@ -94,3 +96,49 @@ def test_sigterm_stops_the_cli_and_leaves_no_part_file(tmp_path):
         "Stopped",
     )
     assert list(out.iterdir()) == []
+
+
+def test_a_stem_naming_the_source_is_refused_and_the_source_kept(clips, tmp_path):
+    # before: the rendition replaced the source, and the run said ok
+    source = tmp_path / "self.mp4"
+    source.write_bytes(Path(clips["odd.mp4"]).read_bytes())
+    before = source.read_bytes()
+    result = run_cli(str(source), "--out", str(tmp_path), "--stem", "self")
+    assert result.returncode == 2
+    assert "is the source video itself" in json.loads(result.stdout)["error"]
+    assert source.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["self.mp4"]
+
+
+def test_a_source_named_as_its_checksum_in_out_is_not_replaced(clips, tmp_path):
+    from media_pipeline.ffmpeg.probe import sha256_file
+
+    data = Path(clips["odd.mp4"]).read_bytes()
+    source = tmp_path / "x.mp4"
+    source.write_bytes(data)
+    named = tmp_path / f"{sha256_file(source)}.mp4"
+    source.rename(named)
+    result = run_cli(str(named), "--out", str(tmp_path))
+    assert result.returncode == 2 and "is the source video itself" in result.stdout
+    assert named.read_bytes() == data
+    assert [p.name for p in tmp_path.iterdir()] == [named.name]
+
+
+@pytest.mark.parametrize("timeout", ["-1", "nan", "0", "inf", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(clips, tmp_path, timeout):
+    # before: -1 and nan timed out at once "worth retrying", 0 meant no limit, inf a
+    # traceback and ok
+    result = run_cli(str(clips["odd.mp4"]), "--out", str(tmp_path / "o"), f"--timeout={timeout}")
+    assert result.returncode == 2
+    assert "argument --timeout" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("out", ["a_file", "a_file/sub", ""])
+def test_an_out_that_cannot_be_a_folder_is_refused_with_a_message(clips, tmp_path, out):
+    (tmp_path / "a_file").write_text("x")
+    target = str(tmp_path / out) if out else ""
+    result = run_cli(str(clips["odd.mp4"]), "--out", target)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert (tmp_path / "a_file").read_text() == "x"

@@ -1,12 +1,13 @@
 """`degrade`: a visibly worse copy of a video with the source's size, frames and times."""
 
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from media_pipeline.ffmpeg.degrade import degrade
-from media_pipeline.ffmpeg.errors import MediaError
+from media_pipeline.ffmpeg.errors import MediaError, TranscodeFailed
 
 
 def frames_and_times(path) -> tuple[int, list[float]]:
@@ -62,3 +63,60 @@ def test_bad_requests_are_refused(tmp_path, variable_rate):
     with pytest.raises(MediaError):
         degrade(source=tmp_path / "notes.mp4", out=tmp_path / "x.mp4")
     assert not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.parametrize("how", ["same name", "symlink", "hard link", "dotted path"])
+def test_an_out_that_is_the_source_is_refused_and_the_source_kept(tmp_path, variable_rate, how):
+    # before: by name, ffmpeg refused and the clean-up deleted the source; through a
+    # link, the source was overwritten by its blurred copy and the run said ok
+    before = variable_rate.read_bytes()
+    out = {
+        "same name": variable_rate,
+        "symlink": tmp_path / "link.mp4",
+        "hard link": tmp_path / "hard.mp4",
+        "dotted path": tmp_path / "sub" / ".." / variable_rate.name,
+    }[how]
+    if how == "symlink":
+        out.symlink_to(variable_rate)
+    elif how == "hard link":
+        out.hardlink_to(variable_rate)
+    elif how == "dotted path":
+        (tmp_path / "sub").mkdir()
+    with pytest.raises(ValueError, match="is the source video itself"):
+        degrade(source=variable_rate, out=out)
+    assert variable_rate.read_bytes() == before
+
+
+def test_a_failed_run_leaves_an_earlier_file_at_out_and_no_part_file(
+    tmp_path, variable_rate, monkeypatch
+):
+    # given: a file already at --out, and ffmpeg failing once it has written part of the
+    # copy (before, the clean-up removed whatever was at --out, an earlier file too)
+    out = tmp_path / "copy.mp4"
+    out.write_bytes(b"an earlier copy")
+
+    def fails(command, **kwargs):
+        Path(command[-1]).write_bytes(b"half a copy")
+        raise TranscodeFailed("transcode failed: ffmpeg exited with code 1: boom")
+
+    monkeypatch.setattr("media_pipeline.ffmpeg.degrade.run_ffmpeg", fails)
+    # when
+    with pytest.raises(MediaError, match="could not degrade vfr.mp4: .*boom"):
+        degrade(source=variable_rate, out=out)
+    # then
+    assert out.read_bytes() == b"an earlier copy"
+    assert [p.name for p in tmp_path.iterdir() if ".part" in p.name] == []
+
+
+def test_the_cli_says_why_an_out_cannot_be_written(tmp_path, variable_rate):
+    import subprocess as sp
+    import sys
+
+    (tmp_path / "a_file").write_text("x")
+    result = sp.run(
+        [sys.executable, "-m", "media_pipeline", "degrade", str(variable_rate), "--out",
+         str(tmp_path / "a_file" / "x.mp4")],
+        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: cannot write ") and "Traceback" not in result.stderr

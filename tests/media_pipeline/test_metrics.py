@@ -608,3 +608,20 @@ def test_take_rows_gives_the_rows_asked_for_as_views_where_evenly_spaced():
 def test_cpu_scoring_asks_glibc_to_keep_freed_memory():
     # mallopt answers 0 for a setting it refuses (an unknown parameter, a value too large)
     assert keep_freed_memory() is True
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--batch-size", "-3"], "batch size must be at least 1 frame"),
+        (["--batch-size", "0"], "batch size must be at least 1 frame"),
+        (["--device", "bogus"], "unknown device 'bogus'"),
+        (["--metrics", ","], "names no metric"),
+    ],
+)
+def test_score_cli_refuses_options_it_cannot_use(videos, option, said):
+    # before: a negative batch size never ended, an unknown device was a traceback, and
+    # "--metrics ," scored nothing with exit 0
+    result = run_cli(videos["moving"], *option)
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

@@ -205,3 +205,36 @@ def test_clip_without_a_prompt_is_unavailable(weights, clip_video):
         weight_sha256=pins,
     )
     assert report.unavailable == {"clip_score": "needs a prompt"}
+
+
+def test_the_score_cli_loads_checkpoints_with_the_workers_pins(weights, clip_video):
+    import json
+    import subprocess
+    import sys
+
+    # given: the weights folder and its pins in the environment, as on a worker (before,
+    # the command line read neither, and said every checkpoint metric was unpinned)
+    folder, pins = weights
+    env = {
+        **os.environ,
+        "MOSAIC_WEIGHTS_DIR": str(folder),
+        "MOSAIC_WEIGHT_SHA256": ",".join(f"{name}={digest}" for name, digest in pins.items()),
+    }
+    # when
+    result = subprocess.run(
+        [sys.executable, "-m", "media_pipeline", "score", str(clip_video), "--prompt", PROMPT,
+         "--metrics", "clip_score,subject_consistency", "--device", "cpu"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    # then: the values the library gives with the same weights and pins
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    direct = score_video(
+        path=clip_video,
+        prompt=PROMPT,
+        metric_names=["clip_score", "subject_consistency"],
+        weights_dir=folder,
+        weight_sha256=pins,
+    )
+    assert body["unavailable"] == {}
+    assert body["metrics"] == pytest.approx(direct.values, abs=1e-6)
