@@ -101,11 +101,15 @@ def study_import_manifest(
     manifest = Path(manifest)
     dimensions = {d.key: d for d in Dimension.objects.filter(study=study)}
     dimension_keys = list(dimensions)
+    ended = 0  # the last line of the rows read whole: an unreadable row starts after it
     try:
         with open(manifest, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
+            # strict: a quote never closed is an error, not a prompt that swallows every
+            # later row (and an import that says it succeeded)
+            reader = csv.DictReader(handle, strict=True)
             header = [column.strip() for column in (reader.fieldnames or [])]
             reader.fieldnames = header
+            ended = reader.line_num
             own = design_of(study).manifest_columns
             errors = (
                 check_header(header, set(dimension_keys), own) if header else [(1, "empty file")]
@@ -115,6 +119,7 @@ def study_import_manifest(
             rows: list[ManifestRow] = []
             for raw in reader:
                 line = _row_start(reader.line_num, raw)
+                ended = reader.line_num
                 try:
                     rows.append(
                         parse_row(
@@ -129,9 +134,9 @@ def study_import_manifest(
                     errors.append((line, str(exc)))
     except UnicodeDecodeError:
         raise ImportFailed([_not_utf8(manifest)]) from None
-    except csv.Error as exc:  # a value past the csv module's field limit (128 kB)
-        # line_num counts the lines read whole: the error is in the next one
-        raise ImportFailed([(reader.line_num + 1, f"not readable as CSV: {exc}")]) from None
+    except csv.Error as exc:  # a value past the field limit (128 kB), a quote never closed
+        hint = " (a quote opened in this row is never closed)" if "end of data" in str(exc) else ""
+        raise ImportFailed([(ended + 1, f"not readable as CSV: {exc}{hint}")]) from None
 
     first_line_of: dict[str, int] = {}
     for row in rows:

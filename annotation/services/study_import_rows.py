@@ -153,8 +153,17 @@ def parse_row(
     path = Path(path_text)
     if not path.is_absolute():
         path = base_dir / path
-    if not path.is_file():
-        raise ValueError(f"file not found: {path_text}")
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name too long for the file system, ...
+        shown = path_text if len(path_text) <= 80 else path_text[:80] + "..."
+        raise ValueError(f"cannot read {shown}: {exc.strerror}") from None
+    if not found:
+        raise ValueError(
+            f"{path_text} is a folder, not a video"
+            if path.is_dir()
+            else f"file not found: {path_text}"
+        )
     try:  # as an upload is checked: an empty file, a still, audio only, a cut-off video
         source = ffmpeg.probe(path)
     except ffmpeg.MediaError as exc:

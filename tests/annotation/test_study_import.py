@@ -230,6 +230,39 @@ def test_a_row_is_named_by_the_line_it_starts_on_when_a_prompt_spans_lines(tmp_p
     ]
 
 
+def test_a_quote_never_closed_is_refused_not_swallowing_the_rows_after_it(tmp_path):
+    # given: a prompt whose quote is never closed (before: one stimulus imported, its
+    # prompt holding the two rows after it, and the import said it succeeded)
+    study = make_study()
+    manifest = write_text_manifest(
+        tmp_path,
+        'path,role,prompt\nua.mp4,stimulus,ok\nub.mp4,stimulus,"a cat\n'
+        "uc.mp4,stimulus,a dog\nud.mp4,stimulus,a bird\n",
+        "ua.mp4", "ub.mp4", "uc.mp4", "ud.mp4",
+    )  # fmt: skip
+    # when
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # then: named by the line the unclosed quote's row starts on
+    ((line, reason),) = caught.value.errors
+    assert line == 3 and "never closed" in reason
+    assert Stimulus.objects.count() == 0
+
+
+def test_a_path_too_long_or_a_folder_is_refused_naming_its_line(tmp_path):
+    study = make_study()
+    (tmp_path / "clips").mkdir()
+    long = "x" * 300 + ".mp4"
+    manifest = write_text_manifest(tmp_path, f"path,role\nclips,stimulus\n{long},stimulus\n")
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=study, manifest=manifest)
+    # before: the long one was an OSError traceback, the folder "file not found"
+    assert caught.value.errors == [
+        (2, "clips is a folder, not a video"),
+        (3, f"cannot read {long[:80]}...: File name too long"),
+    ]
+
+
 def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path):
     # given: a row that stops before its optional last columns, and one that gives them
     # empty
