@@ -107,6 +107,8 @@ def check_header(
                         f"(the study's dimensions: {', '.join(sorted(dimension_keys))})",
                     )
                 )
+        elif not column:  # "path,role," : the spreadsheet's empty last column
+            errors.append((1, "a column without a name (a comma at the end of the header?)"))
         else:
             errors.append((1, f"unknown column '{column}'"))
     return errors

@@ -19,7 +19,7 @@ from media_pipeline.metrics import content, preprocess
 from media_pipeline.metrics.batching import FrameBatches
 from media_pipeline.metrics.decode import DecodedChunk
 from media_pipeline.metrics.frame_features import FrameFeatures
-from media_pipeline.metrics.registry import Metric, take_rows
+from media_pipeline.metrics.registry import FEATURES, Metric, take_rows
 
 # fewest per-frame values a metric needs (TI: one frame pair; flicker: a second difference)
 MIN_FRAMES = {"ti": 2, "ti_p910": 2, "motion": 2, "flicker": 3, "subject_consistency": 2}
@@ -156,7 +156,7 @@ class VideoPass:
                 fewest = 1 if metric.reduce != "clip" else MIN_FRAMES.get(metric.name, 1)
                 if joined.numel() < fewest:
                     unavailable[metric.name] = (
-                        f"needs at least {metric.sampling.frames_for(fewest)} frames, "
+                        f"needs at least {frames_needed(metric, fewest)} frames, "
                         f"the video has {frames_decoded}"
                     )
                     continue
@@ -196,3 +196,12 @@ class VideoPass:
                 del values[name]
                 unavailable[name] = "not defined for this video (no finite value came out)"
         return values
+
+
+def frames_needed(metric: Metric, samples: int) -> int:
+    """The fewest frames that give a metric ``samples`` values: its sampling's count, and
+    one more where every frame's value is a difference to the frame before (TI of every
+    pair of consecutive frames: one frame gives none)."""
+    feature = FEATURES.get(metric.feature) if metric.feature else None
+    pairs = feature is not None and feature.reads == "pairs" and metric.sampling.all_frames
+    return metric.sampling.frames_for(samples) + (1 if pairs else 0)

@@ -94,3 +94,6 @@ def test_a_repeat_changes_nothing_more_and_an_unknown_name_is_refused(rated):
     # and the participant id is no longer known
     with pytest.raises(CommandError, match="no rater is named '5f1a2b3c4d5e'"):
         erase("5f1a2b3c4d5e")
+    # a name that looks like a pseudonym but is not one (before: a ValueError traceback)
+    with pytest.raises(CommandError, match="no rater is named 'R²'"):
+        erase("R²")

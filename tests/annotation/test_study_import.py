@@ -263,6 +263,16 @@ def test_a_path_too_long_or_a_folder_is_refused_naming_its_line(tmp_path):
     ]
 
 
+def test_a_comma_at_the_end_of_the_header_is_named_so(tmp_path):
+    # before: "unknown column ''"
+    manifest = write_text_manifest(tmp_path, "path,role,\na.mp4,stimulus,\n", "a.mp4")
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=make_study(), manifest=manifest)
+    assert caught.value.errors == [
+        (1, "a column without a name (a comma at the end of the header?)")
+    ]
+
+
 def test_a_row_with_fewer_fields_than_the_header_is_refused(tmp_path):
     # given: a row that stops before its optional last columns, and one that gives them
     # empty

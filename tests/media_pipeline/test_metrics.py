@@ -479,11 +479,14 @@ def test_a_gif_is_scored_from_its_palette_frames(tmp_path):
 
 def test_a_single_frame_has_no_temporal_metrics(videos):
     report = score_video(
-        path=videos["one_frame"], metric_names=["brightness", "ti", "motion", "flicker"]
+        path=videos["one_frame"],
+        metric_names=["brightness", "ti", "ti_p910", "motion", "flicker"],
     )
     assert list(report.values) == ["brightness"]
     assert report.unavailable == {
         "ti": "needs at least 9 frames, the video has 1",
+        # one pair of consecutive frames (before: "needs at least 1 frames, the video has 1")
+        "ti_p910": "needs at least 2 frames, the video has 1",
         "motion": "needs at least 9 frames, the video has 1",
         "flicker": "needs at least 3 frames, the video has 1",
     }

@@ -82,3 +82,10 @@ def running(pid: int) -> bool:
         return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.parametrize("pid", ["99999999999", "0", "-1", "me"])
+def test_a_while_alive_that_is_not_a_process_id_is_refused(pid):
+    # before: 99999999999 overflowed os.kill (a traceback), 0 or -1 named a process group
+    with pytest.raises(CommandError, match="not a process id"):
+        call_command("periodic", f"--while-alive={pid}")

@@ -35,7 +35,7 @@ class Command(BaseCommand):
 
 def _rater_named(name: str) -> Rater:
     found = Rater.objects.filter(Q(external_id=name) | Q(user__username=name))
-    if name[:1] == "R" and name[1:].isdigit():
+    if name[:1] == "R" and name[1:].isascii() and name[1:].isdigit():  # not "R²"
         found = found | Rater.objects.filter(pk=int(name[1:]))
     raters = list(found.distinct()[:2])
     if len(raters) != 1:

@@ -5,6 +5,7 @@ adaptive collection as a deployment does."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import logging
 import os
@@ -58,7 +59,7 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="run every task once, then stop")
         parser.add_argument(
             "--while-alive",
-            type=int,
+            type=_pid,
             metavar="PID",
             help="stop once this process has ended (default: the one that started this)",
         )
@@ -88,6 +89,18 @@ class Command(BaseCommand):
                     due[name] = time.monotonic() + every
             time.sleep(max(0.0, min(ALIVE_CHECK_S, min(due.values()) - time.monotonic())))
         logger.info("periodic tasks: process %d ended; stopping", watched)
+
+
+def _pid(text: str) -> int:
+    """A process id: a whole number from 1 to 2**22 (Linux's largest pid_max); a larger
+    one overflowed os.kill, a traceback, and 0 or a negative one names a process group."""
+    try:
+        pid = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
+    if not 1 <= pid <= 2**22:
+        raise argparse.ArgumentTypeError(f"not a process id (1 to {2**22}): {pid}")
+    return pid
 
 
 def _alive(pid: int) -> bool:
