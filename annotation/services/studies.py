@@ -184,9 +184,12 @@ class Split:
 
     sessions: list[Session]  # the new ones
     golden_added: int  # sessions no rater had started that got golden items
+    videos: int = 1  # the study's videos to rate (0: nothing could be split)
 
     def said(self) -> str:
         """For the admin: new sessions (their indices), golden items added, or nothing."""
+        if not self.videos:
+            return "no videos to rate yet: import them first (manage.py import_study)"
         said = []
         if self.sessions:
             indices = ", ".join(str(s.index) for s in self.sessions)
@@ -206,7 +209,8 @@ def study_split(*, study: Study) -> Split:
     split). The admin's action, ``manage.py build_sessions``, the API and
     ``import_study`` all split so."""
     sessions = study_build_sessions(study=study)
-    return Split(sessions=sessions, golden_added=study_golden_top_up(study=study))
+    videos = study.stimuli.filter(role=Stimulus.Role.STIMULUS).count()
+    return Split(sessions, golden_added=study_golden_top_up(study=study), videos=videos)
 
 
 def next_session_index(study: Study) -> int:

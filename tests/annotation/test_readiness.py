@@ -188,6 +188,18 @@ def test_golden_videos_imported_after_the_split_reach_the_sessions_no_rater_star
     assert golden_held(study) == [2, 0, 2]
 
 
+
+def test_splitting_a_study_without_videos_says_there_are_none():
+    # before: "every stimulus is already in a session", while readiness said "no videos"
+    study = make_study()
+    StimulusFactory(study=study, role="golden")
+    out = io.StringIO()
+    call_command("build_sessions", study.slug, stdout=out)
+    assert out.getvalue().strip() == (
+        f"{study.slug}: no videos to rate yet: import them first (manage.py import_study)"
+    )
+
+
 def test_a_session_short_of_golden_gets_only_what_it_lacks_and_never_a_repeat():
     study = make_study(qualification_size=0, golden_per_session=3, session_size=4)
     first = add_golden(study, 1)
