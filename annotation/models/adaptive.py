@@ -140,19 +140,20 @@ class AdaptiveSettings(models.Model):
                 "The two-stage plan's first stage (the minimum) needs at least 2 ratings "
                 "for a standard deviation; 10 or more keeps its t quantile small."
             )
-        if self.plan == self.Plan.GROUP_SEQUENTIAL:
-            try:
-                looks = self.look_counts()
-            except ValueError:
-                looks = None
-                errors["looks"] = "Looks are whole numbers separated by commas, e.g. 10,20,35."
-            if looks is not None:
-                if not looks:
-                    errors["looks"] = "A group-sequential plan needs at least one look."
-                elif looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
-                    errors["looks"] = "Looks must increase, the first at least 2."
-                elif self.max_ratings is not None and looks[-1] > self.max_ratings:
-                    errors["looks"] = f"The last look ({looks[-1]}) is past the cap."
+        # the form of the looks whatever the plan (written now, read when the plan changes:
+        # "a,b" was kept under another plan, and refused later, never given with it)
+        try:
+            looks = self.look_counts()
+        except ValueError:
+            looks = None
+            errors["looks"] = "Looks are whole numbers separated by commas, e.g. 10,20,35."
+        if self.plan == self.Plan.GROUP_SEQUENTIAL and looks is not None:
+            if not looks:
+                errors["looks"] = "A group-sequential plan needs at least one look."
+            elif looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+                errors["looks"] = "Looks must increase, the first at least 2."
+            elif self.max_ratings is not None and looks[-1] > self.max_ratings:
+                errors["looks"] = f"The last look ({looks[-1]}) is past the cap."
         if self.enabled and study is not None and study.design != ADAPTIVE_DESIGN:
             errors["enabled"] = "Adaptive collection is for single-stimulus slider studies only."
         if errors:

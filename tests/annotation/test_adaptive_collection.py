@@ -203,6 +203,11 @@ def test_the_command_switches_it_on_and_off_and_refuses_bad_numbers():
     with pytest.raises(CommandError, match="min_ratings"):
         call_command("adaptive", slug, "--min", "30")
     assert AdaptiveSettings.objects.get(study=tiny.study).min_ratings == 4
+    # when: looks that are not numbers under another plan (before: kept, and refused
+    # only once the plan became group-sequential, for a value not given with it)
+    with pytest.raises(CommandError, match="whole numbers separated by commas"):
+        call_command("adaptive", slug, "--plan", "anytime", "--looks", "a,b")
+    assert AdaptiveSettings.objects.get(study=tiny.study).looks == "5,10,20"
     # when
     call_command("adaptive", slug, "--off")
     assert AdaptiveSettings.objects.get(study=tiny.study).enabled is False

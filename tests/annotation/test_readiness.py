@@ -188,7 +188,6 @@ def test_golden_videos_imported_after_the_split_reach_the_sessions_no_rater_star
     assert golden_held(study) == [2, 0, 2]
 
 
-
 def test_splitting_a_study_without_videos_says_there_are_none():
     # before: "every stimulus is already in a session", while readiness said "no videos"
     study = make_study()
