@@ -552,6 +552,14 @@ def test_command_refuses_to_create_a_study_that_exists(tmp_path, flags, message)
     call_command("import_study", str(manifest), "--study", "new", "--design", "slider")
 
 
+def test_command_refuses_an_empty_name_to_create(tmp_path):
+    # before: "no study 'new' (use --create NAME to create it)", NAME having been given
+    manifest = write_manifest(tmp_path, good_rows())
+    with pytest.raises(CommandError, match="--create needs the new study's name"):
+        call_command("import_study", str(manifest), "--study", "new", "--create", " ")
+    assert not Study.objects.filter(slug="new").exists()
+
+
 def test_command_reports_bad_rows(tmp_path):
     rows = good_rows()
     rows[5]["subject_mean"] = "x"

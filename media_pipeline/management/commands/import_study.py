@@ -81,6 +81,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, manifest: Path, study: str, create: str | None, **options):
+        if create is not None and not create.strip():
+            raise CommandError("--create needs the new study's name (--create 'GAIA pilot')")
         if not manifest.is_file():
             raise CommandError(f"manifest not found: {manifest}")
         try:
