@@ -312,7 +312,7 @@ class StudyAdmin(admin.ModelAdmin):
                     question_set = read_question_set(template_path(chosen))
                 else:
                     raise QuestionSetError("choose a shipped template or upload a file")
-                count = question_set_apply(study=study, question_set=question_set)
+                applied = question_set_apply(study=study, question_set=question_set)
             except QuestionSetError as exc:
                 error = str(exc)
             except ApplicationError as exc:  # the study has answers
@@ -320,8 +320,8 @@ class StudyAdmin(admin.ModelAdmin):
             else:
                 self.message_user(
                     request,
-                    f"{study.name}: {count} questions from {question_set.name}",
-                    messages.SUCCESS,
+                    f"{study.name}: {applied.said(question_set.name)}",
+                    messages.WARNING if applied.expert_dropped else messages.SUCCESS,
                 )
                 return None
         return TemplateResponse(

@@ -28,10 +28,11 @@ import yaml
 from django.db import transaction
 from django.utils.text import slugify
 
+from annotation.designs.questionnaire_answers import CHECKS
 from annotation.designs.questionnaire_study import questions_forget, settings_of
 from annotation.dimensions import dimensions_forget
-from annotation.errors import Conflict
-from annotation.models import Answer, Dimension, Question, Stimulus, Study
+from annotation.errors import Conflict, ValidationFailed
+from annotation.models import Answer, Dimension, ExpertLabel, Question, Stimulus, Study
 from annotation.services.file_values import (
     file_text,
     parse_file,
@@ -230,9 +231,38 @@ def _check_asked(study: Study, keys: set[str]) -> None:
         )
 
 
-def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
+@dataclass(frozen=True)
+class Applied:
+    """What ``question_set_apply`` did: the questions, and the experts' answers it kept
+    (to a question of the same key that they still fit) or had to drop."""
+
+    questions: int
+    expert_kept: int = 0
+    expert_dropped: tuple[str, ...] = ()  # "<video>: <key>: why", for the admin
+
+    def said(self, name: str) -> str:
+        said = f"{self.questions} questions from {name}"
+        if self.expert_kept:
+            said += f"; the experts' {self.expert_kept} answer(s) to the same questions kept"
+        if self.expert_dropped:
+            shown = "; ".join(self.expert_dropped[:5])
+            more = (
+                f" and {len(self.expert_dropped) - 5} more" if len(self.expert_dropped) > 5 else ""
+            )
+            said += (
+                f"; {len(self.expert_dropped)} expert answer(s) no longer fit and were removed "
+                f"({shown}{more}): give them again (the video's Expert labels)"
+            )
+        return said
+
+
+def question_set_apply(*, study: Study, question_set: QuestionSet) -> Applied:
     """Make the set the study's questions (replacing those it has): only before anyone
-    answered, as answers name their questions. Returns the number of questions."""
+    answered, as answers name their questions. The experts' answers (exemplars, golden
+    and qualification videos) to a question the new set has under the same key are kept
+    where they still fit it (a set imported again to mend a typo keeps them all: before,
+    every one was removed without a word, and each rater then failed the qualification
+    test); those that no longer fit are removed and named."""
     if study.design != "questionnaire":
         raise Conflict(f"only questionnaire studies take a question set ({study.slug} is not one)")
     with transaction.atomic():
@@ -240,13 +270,19 @@ def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
         if Answer.objects.filter(item__study=study).exists():
             raise Conflict("this study has answers: its questions can no longer change")
         _check_asked(study, {spec.key for spec in question_set.questions})
+        experts = list(
+            ExpertLabel.objects.filter(dimension__study=study)
+            .select_related("stimulus", "dimension")
+            .order_by("pk")
+        )
         Dimension.objects.filter(study=study).delete()
+        questions = {}
         for order, spec in enumerate(question_set.questions):
             dimension = Dimension.objects.create(
                 study=study, key=spec.key, label=spec.label, help_text=spec.text, order=order
             )
             low, high, step = spec.scale
-            Question.objects.create(
+            questions[spec.key] = Question.objects.create(
                 dimension=dimension,
                 kind=spec.kind,
                 group=spec.group,
@@ -257,12 +293,45 @@ def question_set_apply(*, study: Study, question_set: QuestionSet) -> int:
                 multiple=spec.multiple,
                 invalid_option=spec.invalid_option,
             )
+        kept, dropped = _keep_expert_answers(experts, questions)
         chosen = settings_of(study)
         chosen.source = question_set.source[:300]
         chosen.save(update_fields=["source"])
     dimensions_forget(study.pk)
     questions_forget(study.pk)
     logger.info(
-        "study %s: %d questions from %s", study.slug, len(question_set.questions), question_set.name
+        "study %s: %d questions from %s; experts' answers kept %d, removed %d %s",
+        study.slug,
+        len(question_set.questions),
+        question_set.name,
+        kept,
+        len(dropped),
+        dropped,
     )
-    return len(question_set.questions)
+    return Applied(len(question_set.questions), kept, tuple(dropped))
+
+
+def _keep_expert_answers(
+    experts: list[ExpertLabel], questions: dict[str, Question]
+) -> tuple[int, list[str]]:
+    """The experts' answers made again for the new questions of their key, each checked
+    as a rater's answer is (``CHECKS``); returns (kept, why each other one was not)."""
+    kept, dropped = [], []
+    for label in experts:
+        key, video = label.dimension.key, label.stimulus.original_name or label.stimulus.pk
+        question = questions.get(key)
+        if question is None:
+            dropped.append(f"{video}: {key}: the new set has no such question")
+            continue
+        try:
+            value = CHECKS[question.kind](question, label.value)
+        except ValidationFailed as exc:
+            dropped.append(f"{video}: {key}: {exc.message}")
+            continue
+        kept.append(
+            ExpertLabel(
+                stimulus=label.stimulus, dimension=question.dimension, value=value, note=label.note
+            )
+        )
+    ExpertLabel.objects.bulk_create(kept)
+    return len(kept), dropped

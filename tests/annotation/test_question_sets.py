@@ -163,9 +163,9 @@ def test_apply_makes_the_sets_questions_the_studys_in_order():
     tiny = tiny_questionnaire_study(stimuli=0)
     chosen = read_question_set(template_path("vga-bench"))
     # when
-    count = question_set_apply(study=tiny.study, question_set=chosen)
+    applied = question_set_apply(study=tiny.study, question_set=chosen)
     # then: every question as a dimension with its question, in the file's order
-    assert count == 53
+    assert applied.questions == 53
     assert keys(tiny.study) == [spec.key for spec in chosen.questions]
     made = {q.dimension.key: q for q in Question.objects.filter(dimension__study=tiny.study)}
     for spec in chosen.questions:
@@ -200,6 +200,43 @@ def test_apply_is_refused_when_the_videos_ask_questions_the_set_lacks():
             study=tiny.study, question_set=read_question_set(template_path("vga-bench"))
         )
     assert keys(tiny.study) == before
+
+
+def test_a_set_imported_again_keeps_the_experts_answers(tmp_path):
+    # given: a study whose golden, qualification and exemplar videos have the experts'
+    # answers (18), and its set with a typo mended
+    tiny = tiny_questionnaire_study()
+    mended = json.loads(json.dumps(SMALL_QUESTIONS))
+    mended["questions"][0]["label"] = "Overall score"
+    out = io.StringIO()
+    # when
+    call_command("import_questions", tiny.study.slug, str(write(tmp_path, mended)), stdout=out)
+    # then: every answer kept, on the new questions (before, all 18 went without a word)
+    assert "the experts' 18 answer(s) to the same questions kept" in out.getvalue()
+    assert ExpertLabel.objects.filter(dimension__study=tiny.study).count() == 18
+    # and a rater who answers as the experts did passes the qualification test (before,
+    # every rater failed it) and rates
+    client, _ = rater_client()
+    seen = take_test_and_session(client, tiny, Answerer("questionnaire"), golden_right=True)
+    assert seen
+
+
+def test_a_set_imported_again_names_the_experts_answers_that_no_longer_fit(tmp_path):
+    # given: the set with a tag taken away, which two answers per video chose
+    tiny = tiny_questionnaire_study()
+    changed = json.loads(json.dumps(SMALL_QUESTIONS))
+    changed["questions"][2]["options"] = ["Hard Light", "Diffused Light"]
+    out = io.StringIO()
+    # when
+    call_command("import_questions", tiny.study.slug, str(write(tmp_path, changed)), stdout=out)
+    # then: the score and level answers kept, the tag answers named and removed
+    labels = ExpertLabel.objects.filter(dimension__study=tiny.study)
+    assert set(labels.values_list("dimension__key", flat=True)) == {"object_text", "overall"}
+    assert labels.count() == 12 and set(labels.values_list("note", flat=True)) == {"why"}
+    said = out.getvalue()
+    assert "the experts' 12 answer(s) to the same questions kept" in said
+    assert "6 expert answer(s) no longer fit and were removed" in said
+    assert "light: 'light' has no tag 'soft_light'" in said and "and 1 more" in said
 
 
 # --- the command -------------------------------------------------------------------------

@@ -30,9 +30,10 @@ class Command(BaseCommand):
         )
         try:
             chosen = read_question_set(template_path(question_set))
-            count = question_set_apply(study=found, question_set=chosen)
+            applied = question_set_apply(study=found, question_set=chosen)
         except QuestionSetError as exc:
             raise CommandError(str(exc)) from None
         except ApplicationError as exc:  # the study has answers
             raise CommandError(f"study '{study}': {exc.message}") from None
-        self.stdout.write(self.style.SUCCESS(f"{found.slug}: {count} questions from {chosen.name}"))
+        style = self.style.WARNING if applied.expert_dropped else self.style.SUCCESS
+        self.stdout.write(style(f"{found.slug}: {applied.said(chosen.name)}"))
