@@ -524,9 +524,13 @@ def test_bad_adaptive_settings_are_refused_naming_the_field_and_nothing_changes(
 
 
 def test_looks_that_the_chosen_plan_does_not_read_never_break_a_review():
-    # given: a two-stage study whose (unused) looks are not numbers
+    # given: a two-stage study whose (unused) looks are not numbers: refused now
+    # whatever the plan, but a row saved before that check may hold them
     study = tiny_study().study
-    adaptive_configure(study=study, enabled=True, plan="two_stage", looks="ten,twenty")
+    with pytest.raises(ValidationFailed, match="whole numbers separated by commas"):
+        adaptive_configure(study=study, enabled=True, plan="two_stage", looks="ten,twenty")
+    adaptive_configure(study=study, enabled=True, plan="two_stage")
+    AdaptiveSettings.objects.filter(study=study).update(looks="ten,twenty")
     # when
     review = adaptive_review(study=study)
     # then: reviewed (nothing rated yet), rather than failing on the looks
