@@ -26,6 +26,7 @@ from annotation.models import (
     Stimulus,
 )
 from annotation.services.audits import plan_characteristic
+from annotation.services.file_values import FILE_LIMIT
 from annotation.services.question_sets import (
     TEMPLATES,
     QuestionSet,
@@ -104,7 +105,7 @@ class QuestionnaireSettingsInline(DesignSettingsInline):
         return ", ".join(f"{row['defects']:.0%} wrong: {row['accept']:.1%}" for row in rows)
 
 
-QUESTION_FILE_LIMIT = 1_000_000  # bytes; VGA-Bench's set is about 30 kB
+QUESTION_FILE_LIMIT = FILE_LIMIT
 QUESTION_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 

@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 # The defect rates whose acceptance probability the audit page shows.
 OC_DEFECT_RATES = (0.01, 0.02, 0.05, 0.10, 0.20)
 NOTE_LIMIT = 2000
+# a rejection's reason, which the session's and the payment's notes quote after a prefix
+REASON_LIMIT = NOTE_LIMIT - 100
 
 
 def plan_characteristic(*, sample_size: int, acceptance_number: int) -> list[dict]:
@@ -142,7 +144,9 @@ def audit_decide(*, audit: BatchAudit, findings: dict, reason: str = "", by) -> 
     refuse_nul(reason or "", what="the reason")
     wrong = sum(entry["wrong"] for entry in checked)
     accepted = wrong <= audit.acceptance_number
-    reason = (reason or "").strip()[:NOTE_LIMIT]
+    reason = (reason or "").strip()
+    if len(reason) > REASON_LIMIT:  # before: cut short without a word
+        raise ValidationFailed(f"a reason is a text of at most {REASON_LIMIT} characters")
     if not accepted and not reason:
         reason = (
             f"{wrong} of {len(checked)} sampled videos wrong "

@@ -37,19 +37,35 @@ def file_text(value: object, *, where: str, name: str, error: type[Exception]) -
         raise error(f"{prefix}{name} must be a text, not {shown(value)}")
     text = str(value).strip()
     refuse_nul(text, what=f"{prefix}{name}", error=error)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in JSON or YAML)
+        raise error(f"{prefix}{name} holds a character that is not Unicode text") from None
     return text
+
+
+FILE_LIMIT = 1_000_000  # bytes; VGA-Bench's question set is about 30 kB
 
 
 def read_file_text(path: Path, *, error: type[Exception]) -> str:
     """The file's text (UTF-8, a byte-order mark dropped); ``error`` names the file by
-    its name only (an upload's lies in a server folder no one needs to see)."""
+    its name only (an upload's lies in a server folder no one needs to see). A file over
+    FILE_LIMIT is refused before it is read (YAML's parser took 24 s and 835 MB for
+    10 MB)."""
     try:
+        if path.stat().st_size > FILE_LIMIT:
+            raise error(f"{path.name}: larger than {FILE_LIMIT // 1000} kB")
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         where = f"at byte {exc.start + 1}: save it as UTF-8"
         raise error(f"{path.name} is not UTF-8 text ({where})") from None
     except OSError as exc:
         raise error(f"cannot read {path.name}: {exc.strerror or exc}") from None
+
+
+def is_json(path: Path) -> bool:
+    """Whether the file is read as JSON (``.json``, ``.JSON``), else as YAML."""
+    return path.suffix.lower() == ".json"
 
 
 def parse_file(text: str, *, is_json: bool) -> object:

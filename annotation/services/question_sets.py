@@ -35,6 +35,7 @@ from annotation.errors import Conflict, ValidationFailed
 from annotation.models import Answer, Dimension, ExpertLabel, Question, Stimulus, Study
 from annotation.services.file_values import (
     file_text,
+    is_json,
     parse_file,
     read_file_text,
     shipped_or_path,
@@ -80,11 +81,20 @@ def template_path(name: str) -> Path:
     return shipped_or_path(name, folder=TEMPLATES, error=QuestionSetError)
 
 
+LARGEST_NUMBER = 1e12  # as the command line's scores: no scale is that wide
+MOST_STEPS = 100_000  # a score scale's steps (its slider's positions)
+MOST_QUESTIONS = 1000  # a study's questions (VGA-Bench asks 53)
+
+
 def _number(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise QuestionSetError(f"{where}: {shown(value)} is not a number")
+    if isinstance(value, int) and abs(value) > LARGEST_NUMBER:  # hundreds of digits: no float
+        raise QuestionSetError(f"{where}: a {len(str(abs(value)))}-digit number is beyond ±1e+12")
     if not math.isfinite(value):  # YAML's .nan and .inf, JSON's NaN and Infinity
         raise QuestionSetError(f"{where}: {value!r} is not a finite number")
+    if abs(value) > LARGEST_NUMBER:
+        raise QuestionSetError(f"{where}: {value:g} is beyond ±{LARGEST_NUMBER:g}")
     return float(value)
 
 
@@ -158,6 +168,10 @@ def _question(raw: object, index: int) -> QuestionSpec:
         step = _number(given.get("step", 1), f"{where}, scale step")
         if not low < high or step <= 0:
             raise QuestionSetError(f"{where}: the scale needs min < max and a positive step")
+        if (high - low) / step > MOST_STEPS:  # a step of 5e-324 broke answers and figures
+            raise QuestionSetError(
+                f"{where}: a step of {step:g} cuts the scale into more than {MOST_STEPS:,} steps"
+            )
         scale = (low, high, step)
     options = (
         _options(raw.get("options"), kind=kind, where=where) if kind in ("ordinal", "tags") else []
@@ -185,10 +199,10 @@ def read_question_set(path: Path | str) -> QuestionSet:
     path = Path(path)
     text = read_file_text(path, error=QuestionSetError)
     try:
-        data = parse_file(text, is_json=path.suffix == ".json")
+        data = parse_file(text, is_json=is_json(path))
     except (ValueError, yaml.YAMLError) as exc:
         raise QuestionSetError(
-            f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
+            f"{path.name} is not valid {'JSON' if is_json(path) else 'YAML'}: {exc}"
         ) from None
     except RecursionError:  # lists in lists ... (the parsers recurse)
         raise QuestionSetError(f"{path.name}: nested too deeply") from None
@@ -202,6 +216,8 @@ def question_set_from(data: object, *, default_name: str = "questions") -> Quest
     """A question set from its data (the file's content, parsed), checked whole."""
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise QuestionSetError("needs a 'questions' list")
+    if len(data["questions"]) > MOST_QUESTIONS:
+        raise QuestionSetError(f"more than {MOST_QUESTIONS} questions")
     questions = [_question(raw, index) for index, raw in enumerate(data["questions"], start=1)]
     if not questions:
         raise QuestionSetError("no questions")
@@ -209,9 +225,12 @@ def question_set_from(data: object, *, default_name: str = "questions") -> Quest
     if len(set(keys)) != len(keys):
         twice = next(key for key in keys if keys.count(key) > 1)
         raise QuestionSetError(f"question {twice!r} is given twice")
+    source = _text(data.get("source"), where="", name="its source")
+    if len(source) > 300:  # before: cut to 300 without a word
+        raise QuestionSetError("its source is longer than 300 characters")
     return QuestionSet(
         name=_text(data.get("name"), where="", name="its name") or default_name,
-        source=_text(data.get("source"), where="", name="its source"),
+        source=source,
         questions=questions,
     )
 
@@ -295,7 +314,7 @@ def question_set_apply(*, study: Study, question_set: QuestionSet) -> Applied:
             )
         kept, dropped = _keep_expert_answers(experts, questions)
         chosen = settings_of(study)
-        chosen.source = question_set.source[:300]
+        chosen.source = question_set.source
         chosen.save(update_fields=["source"])
     dimensions_forget(study.pk)
     questions_forget(study.pk)

@@ -32,6 +32,7 @@ from annotation.models import (
 )
 from annotation.services.file_values import (
     file_text,
+    is_json,
     parse_file,
     read_file_text,
     shipped_or_path,
@@ -104,7 +105,9 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
         if not isinstance(required, bool):
             raise VocabularyError(f"{where}: 'required' must be true or false")
         label = _text(raw.get("label"), where=where, name="its label") or key
-        groups.append(Group(key, label[:80], limit, required))
+        if len(label) > 80:  # before: cut to 80 without a word
+            raise VocabularyError(f"{where}: its label is longer than 80 characters")
+        groups.append(Group(key, label, limit, required))
     keys = [group.key for group in groups]
     if len(set(keys)) != len(keys):
         raise VocabularyError("two groups share a key")
@@ -125,11 +128,19 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
             raise VocabularyError(f"action {action_id}: group {shown} is not a group")
         if not name:
             raise VocabularyError(f"action {action_id}: needs a name")
+        if len(name) > 120:  # before: cut to 120 without a word
+            raise VocabularyError(f"action {action_id}: its name is longer than 120 characters")
         seen.add(action_id)
-        actions.append((action_id, group, name[:120]))
+        actions.append((action_id, group, name))
+    empty = [g.key for g in groups if g.required and not any(a[1] == g.key for a in actions)]
+    if empty:  # every proposal would be refused for want of one of its actions
+        raise VocabularyError(f"group {empty[0]!r} is required but has no actions")
+    source = _text(data.get("source"), where="", name="its source")
+    if len(source) > 300:
+        raise VocabularyError("its source is longer than 300 characters")
     return Vocabulary(
         name=_text(data.get("name"), where="", name="its name") or default_name,
-        source=_text(data.get("source"), where="", name="its source"),
+        source=source,
         groups=groups,
         actions=actions,
     )
@@ -139,7 +150,7 @@ def read_vocabulary(path: Path | str) -> Vocabulary:
     path = Path(path)
     text = read_file_text(path, error=VocabularyError)
     try:
-        data = parse_file(text, is_json=path.suffix == ".json")
+        data = parse_file(text, is_json=is_json(path))
     except (ValueError, yaml.YAMLError) as exc:
         raise VocabularyError(f"cannot read {path.name}: {exc}") from None
     except RecursionError:  # lists in lists ... (the parsers recurse)
@@ -189,7 +200,7 @@ def vocabulary_apply(*, study: Study, vocabulary: Vocabulary) -> int:
             for action_id, group, name in vocabulary.actions
         )
         chosen, _ = ProposeVerifySettings.objects.get_or_create(study=study)
-        chosen.vocabulary_source = vocabulary.source[:300]
+        chosen.vocabulary_source = vocabulary.source
         chosen.save(update_fields=["vocabulary_source"])
     vocabulary_forget(study.pk)
     logger.info(

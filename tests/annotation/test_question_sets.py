@@ -137,6 +137,27 @@ def question(**fields) -> dict:
             [question(kind="tags", options=[{"label": "Long", "value": "x" * 81}])],
             "question 'depth': tag 'Long' needs a value that is a slug of at most 40",
         ),
+        # before: an OverflowError traceback (a 500 in the admin)
+        (
+            [question(kind="score", scale={"min": 0, "max": 10**400})],
+            "question 'depth', scale max: a 401-digit number is beyond ±1e+12",
+        ),
+        (
+            [question(kind="ordinal", options=[{"value": 10**400, "label": "a"}])],
+            "question 'depth', level 'a': a 401-digit number is beyond ±1e+12",
+        ),
+        # before: accepted, and an answer, the results or the rater's page broke
+        (
+            [question(kind="score", scale={"min": 0, "max": 10, "step": 5e-324})],
+            "question 'depth': a step of 4.94066e-324 cuts the scale into more than 100,000",
+        ),
+        (
+            [question(kind="score", scale={"min": -1e308, "max": 1e308})],
+            "question 'depth', scale min: -1e+308 is beyond ±1e+12",
+        ),
+        # before: a UnicodeEncodeError traceback when the set was applied
+        ([question(kind="comment", text="a\ud800b")], "question 'depth': its text holds a"),
+        ([question(kind="comment", key=f"q{i}") for i in range(1001)], "more than 1000 questions"),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_question(tmp_path, questions, message):
@@ -144,6 +165,23 @@ def test_a_bad_file_is_refused_naming_the_question(tmp_path, questions, message)
     with pytest.raises(QuestionSetError) as refused:
         read_question_set(path)
     assert str(refused.value).startswith(f"bad.yaml: {message}")
+
+
+def test_a_json_file_named_in_capitals_reads_as_json_and_a_long_source_is_refused(tmp_path):
+    # before: ".JSON" was parsed as YAML (tabs refused), and a source cut to 300
+    path = tmp_path / "Q.JSON"
+    path.write_text(json.dumps(SMALL_QUESTIONS, indent="\t"))
+    assert read_question_set(path).name == "small"
+    path.write_text(json.dumps({**SMALL_QUESTIONS, "source": "s" * 301}))
+    with pytest.raises(QuestionSetError, match="its source is longer than 300 characters"):
+        read_question_set(path)
+
+
+def test_a_file_over_a_megabyte_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("questions: []\n" + "# padding\n" * 110_000)
+    with pytest.raises(QuestionSetError, match="big.yaml: larger than 1000 kB"):
+        read_question_set(path)
 
 
 def test_a_file_that_is_not_yaml_or_json_says_so(tmp_path):

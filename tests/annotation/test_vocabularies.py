@@ -47,6 +47,13 @@ def test_the_ava_vocabulary_has_its_80_classes_in_their_groups_with_avas_ids():
          "group 'dance' is not a group"),
         (lambda d: d["groups"][0].update(limit=0), "limit must be a whole number >= 1"),
         (lambda d: d["actions"].append({"id": 91, "group": "pose", "name": ""}), "needs a name"),
+        # before: cut short without a word
+        (lambda d: d["actions"].append({"id": 92, "group": "pose", "name": "n" * 121}),
+         "action 92: its name is longer than 120 characters"),
+        (lambda d: d["groups"][0].update(label="L" * 81), "its label is longer than 80"),
+        # before: accepted, and every proposal was then refused for want of a pose
+        (lambda d: d.update(actions=[a for a in d["actions"] if a["group"] != "pose"]),
+         "group 'pose' is required but has no actions"),
     ],
 )  # fmt: skip
 def test_a_bad_vocabulary_is_refused_saying_where(change, message):

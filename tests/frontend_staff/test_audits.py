@@ -413,6 +413,25 @@ def test_a_form_without_every_verdict_is_refused_and_keeps_what_was_typed():
     assert (audit.verdict, batch.state) == ("", "finished")
 
 
+def test_a_reason_too_long_is_refused_not_cut_short():
+    # given: a batch to reject, and a reason past the limit (before: accepted, 302, and
+    # cut to 2000 characters in the audit, the session's and the payment's notes)
+    tiny = tiny_questionnaire_study()
+    small_plan(tiny, n=3, c=0)
+    batch = finished_batch(tiny)
+    client, _ = staff_client()
+    client.get(audit_url(batch))
+    audit = BatchAudit.objects.get()
+    # when
+    response = client.post(audit_url(batch), form(audit, wrong=2, reason="r" * 1901))
+    # then
+    assert response.status_code == 400
+    assert "a reason is a text of at most 1900 characters" in response.content.decode()
+    audit.refresh_from_db()
+    batch.refresh_from_db()
+    assert (audit.verdict, batch.state) == ("", "finished")
+
+
 def test_a_second_expert_deciding_a_decided_batch_is_told_and_changes_nothing():
     # given: one expert accepted the batch
     tiny = tiny_questionnaire_study()
