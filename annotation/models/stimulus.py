@@ -1,9 +1,11 @@
 """Stimuli (videos) with their content labels, expert scores and tutorial pairs."""
 
+import math
 import re
 import uuid
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -119,6 +121,33 @@ class ExpertScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stimulus} {self.dimension.key}: {self.mean} ± {self.sigma}"
+
+    def clean(self) -> None:
+        """The admin's form: the mean on the study's scale, the sigma one that decides
+        (``sigma_problem``)."""
+        study = self.stimulus.study if self.stimulus_id else None
+        if study is None or self.mean is None or self.sigma is None:
+            return
+        errors = {}
+        if not study.slider_min <= self.mean <= study.slider_max:
+            errors["mean"] = f"outside the scale [{study.slider_min:g}, {study.slider_max:g}]"
+        if problem := sigma_problem(self.sigma, study):
+            errors["sigma"] = problem
+        if errors:
+            raise ValidationError(errors)
+
+
+def sigma_problem(sigma: float, study) -> str | None:
+    """Why an experts' standard deviation cannot decide who passes (None when it can):
+    not a finite number above a millionth of the scale's width, nor beyond the width (at
+    1e308 every answer passed the qualification test and the golden checks, at 1e-320
+    none did)."""
+    width = study.slider_max - study.slider_min
+    if not math.isfinite(sigma) or not width * 1e-6 < sigma <= width:
+        return (
+            f"must be above {width * 1e-6:g} and at most the scale's width {width:g}, got {sigma:g}"
+        )
+    return None
 
 
 class TutorialPair(models.Model):

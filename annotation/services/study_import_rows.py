@@ -16,6 +16,7 @@ from django.conf import settings
 from annotation.designs import design_of
 from annotation.designs.base import refuse_nul
 from annotation.models import Stimulus, Study, TutorialPair
+from annotation.models.stimulus import sigma_problem
 from media_pipeline import ffmpeg
 
 LABEL_COLUMNS = (
@@ -191,8 +192,8 @@ def parse_row(
             raise ValueError(
                 f"{key}_mean {mean} is outside the scale [{study.slider_min}, {study.slider_max}]"
             )
-        if sigma <= 0:
-            raise ValueError(f"{key}_sigma must be positive, got {sigma}")
+        if problem := sigma_problem(sigma, study):
+            raise ValueError(f"{key}_sigma {problem}")
         expert[key] = (mean, sigma)
     labels = {column: (raw.get(column) or "").strip() for column in LABEL_COLUMNS}
     labels["expected"] = labels["expected"].lower()

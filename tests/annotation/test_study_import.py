@@ -478,8 +478,20 @@ def test_every_bad_row_is_reported_at_once(tmp_path):
         study_import_manifest(study=study, manifest=manifest)
     assert caught.value.errors == [
         (2, "file not found: a.mp4"),
-        (7, "subject_sigma must be positive, got -1.0"),
+        (7, "subject_sigma must be above 0.0001 and at most the scale's width 100, got -1"),
     ]
+
+
+@pytest.mark.parametrize("sigma", ["1e308", "1e-320", "0"])
+def test_an_expert_sigma_that_cannot_decide_is_refused(tmp_path, sigma):
+    # before: 1e308 and 1e-320 were imported, and then every answer passed (or failed)
+    # the qualification test and the golden checks
+    rows = good_rows()
+    rows[5]["subject_sigma"] = sigma
+    with pytest.raises(ImportFailed) as caught:
+        study_import_manifest(study=make_study(), manifest=write_manifest(tmp_path, rows))
+    ((line, message),) = caught.value.errors
+    assert line == 7 and message.startswith("subject_sigma must be above 0.0001 and at most")
 
 
 def test_a_failure_while_storing_rolls_everything_back(tmp_path, settings, monkeypatch):
@@ -744,3 +756,19 @@ def test_a_source_is_stored_under_its_checksum_and_a_plain_suffix(tmp_path, name
     assert stimulus.source_file.name == f"sources/{checksum[:2]}/{checksum}.{suffix}"
     assert stimulus.original_name == name
     assert stimulus.source_file.read() == video_bytes(f"video bytes of {name}")
+
+
+def test_an_expert_score_in_the_admin_is_checked_as_an_imported_one():
+    from django.core.exceptions import ValidationError
+
+    from annotation.models import ExpertScore
+    from tests.factories import StimulusFactory
+
+    study = make_study()
+    golden = StimulusFactory(study=study, role="golden")
+    dimension = study.dimensions.first()
+    bad = ExpertScore(stimulus=golden, dimension=dimension, mean=150.0, sigma=1e308)
+    with pytest.raises(ValidationError) as refused:
+        bad.full_clean()
+    assert set(refused.value.message_dict) == {"mean", "sigma"}
+    ExpertScore(stimulus=golden, dimension=dimension, mean=60.0, sigma=8.0).full_clean()
