@@ -4,6 +4,7 @@ before they reach the database."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Hashable
 from pathlib import Path
@@ -103,6 +104,27 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     )
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+# YAML 1.1's numbers, as PyYAML reads them, rewrote what was written: a key 010 became 8
+# (octal), 0x1f 31, 1:30 90 (base 60), and 1e3 was text (no dot). Numbers are read as
+# JSON (and YAML 1.2) write them: a whole number without a leading zero, or a decimal
+# with an optional exponent; anything else stays the text it is.
+_WHOLE = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
+_DECIMAL = re.compile(
+    r"^[-+]?(\.[0-9]+|(0|[1-9][0-9]*)(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"
+    r"|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$"
+)
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _NUMBER_TAGS]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(_NUMBER_TAGS[0], _WHOLE, list("-+0123456789"))
+_UniqueKeyLoader.add_implicit_resolver(_NUMBER_TAGS[1], _DECIMAL, list("-+0123456789."))
+_UniqueKeyLoader.add_constructor(
+    _NUMBER_TAGS[0], lambda loader, node: int(loader.construct_scalar(node))
+)
 
 
 def shipped_or_path(name: str, *, folder: Path, error: type[Exception]) -> Path:

@@ -503,3 +503,22 @@ def test_the_expert_labels_list_shows_the_start_of_a_long_note(superuser):
     change = superuser.get(f"/admin/annotation/expertlabel/{label.pk}/change/").content.decode()
     assert "END-OF-NOTE" in change
     del tiny
+
+
+def test_yaml_numbers_are_read_as_written(tmp_path):
+    # before (YAML 1.1): a key 010 became "8" (octal), 0x1f 31, and 1e3 was refused as
+    # "not a number" (no dot)
+    path = tmp_path / "odd.yaml"
+    path.write_text(
+        "questions:\n"
+        "- {key: '010', kind: comment}\n"
+        "- {key: 020, kind: comment}\n"
+        "- {key: wide, kind: score, scale: {min: 0, max: 1e3, step: 1}}\n"
+        "- {key: hexed, kind: ordinal, options: [{value: 0x1f, label: a}]}\n"
+    )
+    with pytest.raises(QuestionSetError, match="level 'a': '0x1f' is not a number"):
+        read_question_set(path)
+    path.write_text(path.read_text().rsplit("- {key: hexed", 1)[0])
+    chosen = read_question_set(path)
+    assert [q.key for q in chosen.questions] == ["010", "020", "wide"]
+    assert chosen.questions[2].scale == (0.0, 1000.0, 1.0)
