@@ -150,18 +150,19 @@ class QuestionForm(forms.ModelForm):
         if dimension is None or self.errors:
             return cleaned
         kind = cleaned.get("kind")
-        raw = {
-            "key": dimension.key,
-            "kind": kind,
+        given = {  # the fields of the question's kind, as a file gives them
             "scale": {
                 "min": cleaned.get("scale_min"),
                 "max": cleaned.get("scale_max"),
                 "step": cleaned.get("scale_step"),
-            },
-            "options": cleaned.get("options"),
-            "multiple": cleaned.get("multiple"),
-            "invalid_option": cleaned.get("invalid_option"),
+            }
+            if kind == "score"
+            else None,
+            "options": cleaned.get("options") if kind in ("ordinal", "tags") else None,
+            "multiple": cleaned.get("multiple") if kind == "tags" else None,
+            "invalid_option": cleaned.get("invalid_option") if kind == "ordinal" else None,
         }
+        raw = {"key": dimension.key, "kind": kind, **given}
         try:
             (spec,) = question_set_from({"questions": [raw]}).questions
         except QuestionSetError as exc:

@@ -134,8 +134,14 @@ def _options(raw: object, *, kind: str, where: str) -> list[dict]:
                     f"{where}: tag {label!r} needs a value that is a slug of at most 40 "
                     f"characters (letters, digits, '_', '-'), not {value!r}"
                 )
+        if len(label) > 200:
+            raise QuestionSetError(
+                f"{where}: option {label[:40]!r}... is longer than 200 characters"
+            )
         option = {"value": value, "label": label}
         description = _text(entry.get("description"), where=where, name="an option's description")
+        if len(description) > 1000:
+            raise QuestionSetError(f"{where}: the description of {label!r} is over 1000 characters")
         if description:
             option["description"] = description
         options.append(option)
@@ -158,6 +164,10 @@ def _question(raw: object, index: int) -> QuestionSpec:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise QuestionSetError(f"{where}: kind must be one of {', '.join(KINDS)}")
+    for name, kinds in (("scale", ("score",)), ("options", ("ordinal", "tags")),
+                        ("multiple", ("tags",)), ("invalid_option", ("ordinal",))):  # fmt: skip
+        if raw.get(name) is not None and kind not in kinds:  # before: ignored without a word
+            raise QuestionSetError(f"{where}: '{name}' is for {' and '.join(kinds)} questions")
     scale = (0.0, 10.0, 1.0)
     if kind == "score":
         given = raw.get("scale") or {}
@@ -178,13 +188,14 @@ def _question(raw: object, index: int) -> QuestionSpec:
     )
     label = _text(raw.get("label"), where=where, name="its label") or key
     group = _text(raw.get("group"), where=where, name="its group")
-    for name, text, most in (("label", label, 100), ("group", group, 80)):
-        if len(text) > most:
+    text = _text(raw.get("text"), where=where, name="its text")
+    for name, given, most in (("label", label, 100), ("group", group, 80), ("text", text, 2000)):
+        if len(given) > most:
             raise QuestionSetError(f"{where}: its {name} is longer than {most} characters")
     return QuestionSpec(
         key=key,
         label=label,
-        text=_text(raw.get("text"), where=where, name="its text"),
+        text=text,
         group=group,
         kind=kind,
         scale=scale,

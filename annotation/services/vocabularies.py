@@ -130,6 +130,8 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
             raise VocabularyError(f"action {action_id}: needs a name")
         if len(name) > 120:  # before: cut to 120 without a word
             raise VocabularyError(f"action {action_id}: its name is longer than 120 characters")
+        if any(g == group and n.casefold() == name.casefold() for _, g, n in actions):
+            raise VocabularyError(f"action {action_id}: {name!r} is in group {group!r} twice")
         seen.add(action_id)
         actions.append((action_id, group, name))
     empty = [g.key for g in groups if g.required and not any(a[1] == g.key for a in actions)]

@@ -11,6 +11,7 @@ left out of every number here like any session an admin excluded, and recorded s
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from datetime import datetime
 
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from annotation.designs.questionnaire_study import option_values, settings_of
+from annotation.designs.slider import STEP_TOLERANCE
 from annotation.models import (
     Assignment,
     BatchAudit,
@@ -154,10 +156,12 @@ def comments_frame(*, study: Study, through: datetime | None = None) -> pd.DataF
 
 
 def _score_bins(question: Question, answers: pd.Series) -> list[dict]:
-    """One bin per step of the scale, or ten equal bins on a finer scale."""
+    """One bin per step of the scale, or ten equal bins on a finer scale. The steps are
+    those an answer can take, low + k * step up to high (a step that does not divide the
+    range, 0-10 by 6, has 0 and 6: no bin 12 past the scale's end)."""
     values = pd.to_numeric(answers).to_numpy(dtype=float)
     low, high, step = question.scale_min, question.scale_max, question.scale_step
-    steps = round((high - low) / step) + 1
+    steps = math.floor((high - low) / step + STEP_TOLERANCE) + 1
     if steps <= MOST_SCORE_BINS:
         index = np.clip(np.round((values - low) / step).astype(int), 0, steps - 1)
         counts = np.bincount(index, minlength=steps)

@@ -158,6 +158,20 @@ def question(**fields) -> dict:
         # before: a UnicodeEncodeError traceback when the set was applied
         ([question(kind="comment", text="a\ud800b")], "question 'depth': its text holds a"),
         ([question(kind="comment", key=f"q{i}") for i in range(1001)], "more than 1000 questions"),
+        # before: ignored without a word
+        (
+            [question(kind="ordinal", multiple=True, options=[{"value": 1, "label": "a"}])],
+            "question 'depth': 'multiple' is for tags questions",
+        ),
+        (
+            [question(kind="tags", scale={"max": 5}, options=["a"])],
+            "question 'depth': 'scale' is for score questions",
+        ),
+        ([question(kind="comment", text="t" * 2001)], "question 'depth': its text is longer"),
+        (
+            [question(kind="ordinal", options=[{"value": 1, "label": "o" * 201}])],
+            "question 'depth': option 'oooo",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_question(tmp_path, questions, message):

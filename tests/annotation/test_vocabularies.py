@@ -54,6 +54,8 @@ def test_the_ava_vocabulary_has_its_80_classes_in_their_groups_with_avas_ids():
         # before: accepted, and every proposal was then refused for want of a pose
         (lambda d: d.update(actions=[a for a in d["actions"] if a["group"] != "pose"]),
          "group 'pose' is required but has no actions"),
+        (lambda d: d["actions"].append({"id": 93, "group": "pose", "name": "Sit"}),
+         "action 93: 'Sit' is in group 'pose' twice"),
     ],
 )  # fmt: skip
 def test_a_bad_vocabulary_is_refused_saying_where(change, message):

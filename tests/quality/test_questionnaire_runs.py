@@ -400,3 +400,19 @@ def test_answers_received_after_a_run_started_are_neither_in_it_nor_in_its_expor
     decision = dict(zip(raters["rater_id"], raters["latest_run_decision"], strict=True))
     assert decision[later[0]] == "not_in_run"
     assert "kept" in decision.values()
+
+
+def test_score_bins_are_the_steps_an_answer_can_take():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from quality.designs.questionnaire import _score_bins
+
+    # 0-10 by 6: an answer is 0 or 6 (before: a third bin, 12, past the scale's end)
+    question = SimpleNamespace(scale_min=0.0, scale_max=10.0, scale_step=6.0)
+    bins = _score_bins(question, pd.Series(["0", "6", "6"]))
+    assert [(b["value"], b["count"]) for b in bins] == [("0", 1), ("6", 2)]
+    # and a step that divides the range keeps its last step
+    question = SimpleNamespace(scale_min=0.0, scale_max=1.0, scale_step=0.1)
+    assert len(_score_bins(question, pd.Series(["1"]))) == 11
