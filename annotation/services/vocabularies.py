@@ -123,9 +123,11 @@ def vocabulary_from(data: object, *, default_name: str = "vocabulary") -> Vocabu
         name = _text(raw.get("name"), where=f"action {action_id}", name="its name")
         if action_id in seen:
             raise VocabularyError(f"action id {action_id} is given twice")
+        if not isinstance(group, str | int | float | None):  # a list or a mapping
+            kind = "a list" if isinstance(group, list) else "a mapping"
+            raise VocabularyError(f"action {action_id}: 'group' must name a group, not {kind}")
         if not isinstance(group, str) or group not in keys:
-            shown = repr(group) if isinstance(group, str | int | float | None) else "a list"
-            raise VocabularyError(f"action {action_id}: group {shown} is not a group")
+            raise VocabularyError(f"action {action_id}: group {group!r} is not a group")
         if not name:
             raise VocabularyError(f"action {action_id}: needs a name")
         if len(name) > 120:  # before: cut to 120 without a word

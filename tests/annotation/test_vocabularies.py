@@ -45,6 +45,8 @@ def test_the_ava_vocabulary_has_its_80_classes_in_their_groups_with_avas_ids():
          "id 11 is given twice"),
         (lambda d: d["actions"].append({"id": 90, "group": "dance", "name": "x"}),
          "group 'dance' is not a group"),
+        (lambda d: d["actions"].append({"id": 94, "group": {"a": 1}, "name": "x"}),
+         "action 94: 'group' must name a group, not a mapping"),
         (lambda d: d["groups"][0].update(limit=0), "limit must be a whole number >= 1"),
         (lambda d: d["actions"].append({"id": 91, "group": "pose", "name": ""}), "needs a name"),
         # before: cut short without a word
