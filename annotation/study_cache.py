@@ -39,6 +39,7 @@ class StudyCache(Generic[T]):
         self._seconds = seconds
         self._frozen = frozen
         self._entries: dict[int, tuple[float, T]] = {}
+        self._frozen_ids: set[int] = set()  # frozen for good: asked once per study
 
     def get(self, study_id: int) -> T:
         now = time.monotonic()
@@ -46,7 +47,8 @@ class StudyCache(Generic[T]):
         if cached is not None and cached[0] >= now:
             return cached[1]
         value = self._load(study_id)
-        if self._frozen(study_id):
+        if study_id in self._frozen_ids or self._frozen(study_id):
+            self._frozen_ids.add(study_id)
             self._entries[study_id] = (now + self._seconds, value)
         else:
             self._entries.pop(study_id, None)

@@ -184,7 +184,7 @@ class Split:
 
     sessions: list[Session]  # the new ones
     golden_added: int  # sessions no rater had started that got golden items
-    videos: int = 1  # the study's videos to rate (0: nothing could be split)
+    videos: int  # the study's videos to rate (0: nothing could be split)
 
     def said(self) -> str:
         """For the admin: new sessions (their indices), golden items added, or nothing."""
@@ -210,7 +210,7 @@ def study_split(*, study: Study) -> Split:
     ``import_study`` all split so."""
     sessions = study_build_sessions(study=study)
     videos = study.stimuli.filter(role=Stimulus.Role.STIMULUS).count()
-    return Split(sessions, golden_added=study_golden_top_up(study=study), videos=videos)
+    return Split(sessions, study_golden_top_up(study=study), videos)
 
 
 def next_session_index(study: Study) -> int:

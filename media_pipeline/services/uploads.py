@@ -85,7 +85,7 @@ def stimulus_upload(
         )
     if role not in Stimulus.Role.values:
         raise ValidationFailed(f"unknown role {role!r} (one of {', '.join(Stimulus.Role.values)})")
-    _check_content(study, role, labels or {})
+    _check_content(study, role, labels or {})  # at once, before copying and probing
     path, checksum, ours = _local_copy(upload)
     try:
         existing = Stimulus.objects.filter(study=study, checksum=checksum).first()

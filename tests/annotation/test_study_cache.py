@@ -50,3 +50,12 @@ def test_questions_replaced_from_another_process_reach_a_rater_before_any_answer
     )
     assert sent.status_code == 201, sent.content
     assert Dimension.objects.filter(study=tiny.study).count() == 4
+
+
+def test_a_frozen_study_is_not_asked_again_when_its_values_are_read_again():
+    asked = []
+    cache = StudyCache(
+        lambda study_id: "values", seconds=-1.0, frozen=lambda s: asked.append(s) or True
+    )
+    assert [cache.get(3), cache.get(3), cache.get(3)] == ["values"] * 3  # read each time
+    assert asked == [3]  # an answered study stays answered: one query, not one per read

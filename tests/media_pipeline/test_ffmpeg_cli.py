@@ -1,6 +1,7 @@
 """`python -m media_pipeline transcode`: one JSON object on stdout, exit 0, 2, 3 or 143."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -12,14 +13,18 @@ import pytest
 from media_pipeline.ffmpeg.cli import add_parser, run
 from media_pipeline.ffmpeg.synth import make_clip
 
+ROOT = Path(__file__).resolve().parents[2]
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # run from another folder too
     return subprocess.run(
         [sys.executable, "-m", "media_pipeline", "transcode", *args],
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=cwd,
+        env=env,
     )
 
 
@@ -138,7 +143,9 @@ def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_refused(clips, tm
 def test_an_out_that_cannot_be_a_folder_is_refused_with_a_message(clips, tmp_path, out):
     (tmp_path / "a_file").write_text("x")
     target = str(tmp_path / out) if out else ""
-    result = run_cli(str(clips["odd.mp4"]), "--out", target)
+    # from tmp_path: an empty --out taken for the current folder would write there
+    result = run_cli(str(clips["odd.mp4"]), "--out", target, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert (tmp_path / "a_file").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]

@@ -96,7 +96,9 @@ def test_a_failed_run_leaves_an_earlier_file_at_out_and_no_part_file(
     out.write_bytes(b"an earlier copy")
 
     def fails(command, **kwargs):
-        Path(command[-1]).write_bytes(b"half a copy")
+        (part,) = [arg for arg in command if ".part" in arg]  # the copy being written
+        assert Path(part).parent == tmp_path
+        Path(part).write_bytes(b"half a copy")
         raise TranscodeFailed("transcode failed: ffmpeg exited with code 1: boom")
 
     monkeypatch.setattr("media_pipeline.ffmpeg.degrade.run_ffmpeg", fails)

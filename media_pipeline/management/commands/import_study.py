@@ -16,7 +16,7 @@ from annotation.services.question_sets import (
     read_question_set,
 )
 from annotation.services.question_sets import template_path as question_set_path
-from annotation.services.studies import Split, study_create, study_split
+from annotation.services.studies import study_create, study_split
 from annotation.services.study_import import study_import_manifest
 from annotation.services.vocabularies import VocabularyError, read_vocabulary, vocabulary_apply
 from annotation.services.vocabularies import template_path as vocabulary_path
@@ -114,9 +114,10 @@ class Command(BaseCommand):
         for line, reason in report.skipped:
             self.stdout.write(f"line {line}: skipped, {reason}")
         try:
-            split = Split(sessions=[], golden_added=0)
+            sessions, golden_added = [], 0
             if not options["no_sessions"]:
                 split = study_split(study=found)
+                sessions, golden_added = split.sessions, split.golden_added
         except ApplicationError as refused:
             raise CommandError(
                 f"imported {len(report.created)} stimuli, but no session was built: "
@@ -124,13 +125,13 @@ class Command(BaseCommand):
             ) from None
         pairs = f"{report.tutorial_pairs} tutorial pairs, " if report.tutorial_pairs else ""
         golden = (
-            f"; golden items added to {split.golden_added} session(s) no rater had started"
-            if split.golden_added
+            f"; golden items added to {golden_added} session(s) no rater had started"
+            if golden_added
             else ""
         )
         self.stdout.write(
             self.style.SUCCESS(
                 f"imported {len(report.created)} stimuli, {pairs}skipped "
-                f"{len(report.skipped)}; {len(split.sessions)} new session(s){golden}"
+                f"{len(report.skipped)}; {len(sessions)} new session(s){golden}"
             )
         )
